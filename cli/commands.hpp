@@ -1,0 +1,14 @@
+// One function per subcommand; each lives in its own file under cli/ and registers itself on the app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace spsim::cli {
+
+// A subcommand registers its options and returns the action to run when it is selected; the action
+// returns the process exit code (0 ok, 1 a check failed, 2 bad input).
+using Action = std::function<int()>;
+Action add_check(CLI::App& app);
+
+}  // namespace spsim::cli

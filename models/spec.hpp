@@ -1,0 +1,49 @@
+// Model dimensions and workload shapes: the typed description every layer below the CLI works from.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "runtime/tensor.hpp"
+
+namespace spsim::models {
+
+// Transformer dimensions (from a preset, explicit fields, or a Hugging Face config.json).
+struct ModelSpec {
+  std::string name = "custom";
+  std::int64_t hidden = 0;      // model width
+  std::int64_t heads = 0;       // query heads
+  std::int64_t kv_heads = 0;    // key/value heads (== heads for MHA, fewer for GQA)
+  std::int64_t head_dim = 0;    // usually hidden / heads
+  std::int64_t ffn_hidden = 0;  // MLP inner width
+  std::int64_t layers = 1;
+  std::int64_t vocab = 0;
+};
+
+enum class Scope : std::uint8_t { attention, layer, model };
+enum class Passes : std::uint8_t { fwd, fwd_bwd };
+
+struct Workload {
+  std::int64_t seq_len = 0;  // global sequence length (tokens)
+  std::int64_t batch = 1;
+  rt::DType dtype = rt::DType::bf16;  // element type on the simulated hardware
+  bool causal = false;
+  Scope scope = Scope::attention;
+  Passes passes = Passes::fwd_bwd;
+};
+
+// The attention-core problem a strategy solves: q [B*H, s, d], k/v [B*Hkv, s, d] (global shapes).
+struct AttnProblem {
+  std::int64_t batch = 1;
+  std::int64_t heads = 1;
+  std::int64_t kv_heads = 1;
+  std::int64_t head_dim = 1;
+  std::int64_t seq_len = 1;
+  bool causal = false;
+};
+
+[[nodiscard]] inline AttnProblem attention_problem(const ModelSpec& m, const Workload& w) {
+  return AttnProblem{w.batch, m.heads, m.kv_heads, m.head_dim, w.seq_len, w.causal};
+}
+
+}  // namespace spsim::models

@@ -1,0 +1,77 @@
+// Comm: collectives and point-to-point messages among the ranks of a group, blocking via Work::wait().
+//
+// Every call returns a Work; the result buffers are valid after wait(). Backends may complete the
+// operation eagerly (threads) or asynchronously (MPI_I*, NCCL on a communication stream, trace).
+// Every rank of the group must post the same collectives in the same order (SPMD).
+//
+// Chunking: reduce_scatter / all_gather / all_to_all cut a tensor into P equal chunks along `dim`
+// (that extent must be divisible by P); chunk j belongs to rank j of the group. Chunks along dim > 0
+// are strided in memory; backends pack/unpack as needed.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "runtime/tensor.hpp"
+
+namespace spsim::rt {
+
+class Work {
+ public:
+  class Impl {
+   public:
+    virtual ~Impl() = default;
+    virtual void wait() = 0;
+  };
+  Work() = default;  // already complete
+  explicit Work(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  [[nodiscard]] static Work done() { return Work(); }
+  // Blocks until the operation's buffers are ready. Idempotent.
+  void wait() {
+    if (impl_) {
+      impl_->wait();
+      impl_.reset();
+    }
+  }
+  [[nodiscard]] bool pending() const { return impl_ != nullptr; }
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  [[nodiscard]] virtual int rank() const = 0;
+  [[nodiscard]] virtual int size() const = 0;
+  [[nodiscard]] virtual std::string_view backend() const = 0;
+
+  // In-place sum over the group.
+  [[nodiscard]] virtual Work all_reduce(Tensor& inout) = 0;
+  // out = chunk rank() (along dim) of the sum over the group of `in`; out.shape = in.shape with
+  // shape[dim] / P.
+  [[nodiscard]] virtual Work reduce_scatter(const Tensor& in, Tensor& out, int dim = 0) = 0;
+  // out = concatenation along dim of every rank's `in`, in rank order.
+  [[nodiscard]] virtual Work all_gather(const Tensor& in, Tensor& out, int dim = 0) = 0;
+  // Chunk j of `in` (split along split_dim) goes to rank j; out = the chunks received from ranks
+  // 0..P-1 concatenated along concat_dim. out.shape = in.shape with shape[split_dim] / P and
+  // shape[concat_dim] * P (the same dim: shape unchanged, a pure exchange of chunks).
+  [[nodiscard]] virtual Work all_to_all(const Tensor& in, Tensor& out, int split_dim, int concat_dim) = 0;
+
+  [[nodiscard]] virtual Work send(const Tensor& t, int dst, int tag = 0) = 0;
+  [[nodiscard]] virtual Work recv(Tensor& t, int src, int tag = 0) = 0;
+  // Send `out` to dst and receive `in` from src concurrently (the two may be different ranks).
+  [[nodiscard]] virtual Work sendrecv(const Tensor& out, int dst, Tensor& in, int src, int tag = 0) = 0;
+  // Ring pass: send to rank+1, receive from rank-1 (mod P).
+  [[nodiscard]] Work ring_exchange(const Tensor& out, Tensor& in, int tag = 0) {
+    const int p = size();
+    return sendrecv(out, (rank() + 1) % p, in, (rank() + p - 1) % p, tag);
+  }
+
+  virtual void barrier() = 0;
+  // Sub-group of the ranks that pass the same color, ordered by (key, rank). Collective over the group.
+  [[nodiscard]] virtual std::unique_ptr<Comm> split(int color, int key) = 0;
+};
+
+}  // namespace spsim::rt

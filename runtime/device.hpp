@@ -1,0 +1,137 @@
+// Device: the fixed vocabulary of tensor ops every strategy is written against (DESIGN.md §4).
+//
+// Conventions shared by every backend (cpu, cuda, trace):
+//  * Tensors are row-major and contiguous. "Batched" 3-D tensors are [batch, rows, cols].
+//  * Batch broadcasting (GQA): in gemm and the attention ops an operand whose batch count is smaller
+//    than the op's batch count N is shared: batch i of the op reads batch i / (N / batch_x) of x.
+//    (With q = [B*H, s, d] and k = [B*Hkv, s, d] this maps query head h of sample b to kv head
+//    h / (H/Hkv) of sample b.) An output with a smaller batch count receives the SUM over the batches
+//    that map to it (used for dK/dV of GQA).
+//  * Ops write into caller-allocated outputs; `accumulate` / `beta` add into existing contents.
+//  * Masks are built from global token positions, so causal masking is right for any layout.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "runtime/tensor.hpp"
+
+namespace spsim::rt {
+
+enum class Trans : std::uint8_t { N, T };
+
+// Attention mask from global token positions: with `causal`, query row r may attend key column c
+// iff cols[c] <= rows[r]. Without `causal` every pair is allowed and rows/cols may be null.
+struct Mask {
+  bool causal = false;
+  const std::vector<std::int64_t>* rows = nullptr;  // global position of each query row
+  const std::vector<std::int64_t>* cols = nullptr;  // global position of each key column
+
+  [[nodiscard]] bool allowed(std::int64_t r, std::int64_t c) const {
+    return !causal || (*cols)[static_cast<std::size_t>(c)] <= (*rows)[static_cast<std::size_t>(r)];
+  }
+  // Fraction of (row, col) pairs that are allowed: 1 without causal; 0 means the block is skipped.
+  [[nodiscard]] double unmasked_fraction() const;
+};
+
+// Op classes, for cost accounting (simulator compute model, benchmarks).
+enum class OpClass : std::uint8_t { gemm, attention_forward, attention_backward, softmax, elementwise, copy };
+[[nodiscard]] std::string_view op_class_name(OpClass c);
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  [[nodiscard]] virtual std::string_view name() const = 0;
+  [[nodiscard]] virtual DType dtype() const = 0;  // element type this device computes in
+
+  // ---- memory --------------------------------------------------------------------------------
+  [[nodiscard]] virtual Tensor empty(const Shape& shape) = 0;  // uninitialised
+  [[nodiscard]] Tensor zeros(const Shape& shape);
+  [[nodiscard]] Tensor empty_like(const Tensor& t) { return empty(t.shape()); }
+  virtual void fill(Tensor& t, double value) = 0;
+  // Host <-> device. Data-less backends (trace) accept and ignore values and return zeros from to_host.
+  [[nodiscard]] virtual Tensor from_host(std::span<const double> values, const Shape& shape) = 0;
+  [[nodiscard]] virtual std::vector<double> to_host(const Tensor& t) = 0;
+  virtual void copy(const Tensor& src, Tensor& dst) = 0;  // same numel
+
+  // ---- linear algebra ------------------------------------------------------------------------
+  // c = alpha * op(a) @ op(b) + beta * c, batched over dim 0 of 3-D tensors (2-D = batch 1),
+  // with the batch broadcasting described at the top of this file.
+  virtual void gemm(const Tensor& a, const Tensor& b, Tensor& c, Trans ta, Trans tb, double alpha = 1.0,
+                    double beta = 0.0) = 0;
+
+  // ---- attention pieces ----------------------------------------------------------------------
+  // y = softmax over the last dim of (scale * x), masked entries get probability 0; a fully masked
+  // row gives all zeros. x, y: [batch, rows, cols]; the mask applies to (row, col) of every batch.
+  virtual void softmax(const Tensor& x, Tensor& y, double scale, const Mask& mask) = 0;
+  // dx = scale * y ⊙ (dy − rowsum(dy ⊙ y)): the gradient w.r.t. x of the softmax above.
+  virtual void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx, double scale) = 0;
+
+  // Flash-attention style block: o = softmax(scale q kᵀ, mask) v, lse = log Σ_c exp(scale q·k_c)
+  // over allowed c (−inf and o = 0 for a fully masked row). q: [Bq, sq, d], k, v: [Bk, sk, d] with
+  // Bq % Bk == 0; o: [Bq, sq, d]; lse: [Bq, sq]. A fully masked block costs nothing.
+  virtual void attention_block_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                                       Tensor& lse, double scale, const Mask& mask) = 0;
+  // Gradients of the block given the FINAL o and lse of the rows (as flash-attention's backward):
+  // p = exp(scale q kᵀ − lse), D = rowsum(do ⊙ o), ds = p ⊙ (do vᵀ − D);
+  // dq += scale ds k, dk += scale dsᵀ q, dv += pᵀ do (summed over broadcast batches).
+  // Always accumulates into dq, dk, dv.
+  virtual void attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
+                                        const Tensor& d_o, const Tensor& lse, Tensor& dq, Tensor& dk,
+                                        Tensor& dv, double scale, const Mask& mask) = 0;
+  // Online-softmax merge of a block result into an accumulator (o, lse) in place:
+  // lse' = log(e^lse + e^lse_blk); o' = e^(lse−lse') o + e^(lse_blk−lse') o_blk (−inf handled).
+  virtual void merge_attention(Tensor& o, Tensor& lse, const Tensor& o_blk, const Tensor& lse_blk) = 0;
+
+  // ---- elementwise and layout ----------------------------------------------------------------
+  virtual void add(const Tensor& a, const Tensor& b, Tensor& out, double alpha = 1.0, double beta = 1.0) = 0;
+  virtual void scale(Tensor& x, double alpha) = 0;  // x *= alpha
+  [[nodiscard]] virtual Tensor slice(const Tensor& x, int dim, std::int64_t start, std::int64_t len) = 0;
+  // dst[..., start:start+len, ...] (= or +=) src along `dim`.
+  virtual void slice_assign(Tensor& dst, int dim, std::int64_t start, const Tensor& src,
+                            bool accumulate = false) = 0;
+  [[nodiscard]] virtual Tensor concat(std::span<const Tensor> parts, int dim) = 0;
+  // out.shape[i] = x.shape[perm[i]] (as torch.permute followed by contiguous()).
+  [[nodiscard]] virtual Tensor permute(const Tensor& x, std::span<const int> perm) = 0;
+
+  // ---- transformer layer ops (x: [rows, in]) -------------------------------------------------
+  // y = x wᵀ + b; w: [out, in], b: [out] or undefined.
+  virtual void linear(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) = 0;
+  // dx = dy w (skipped if dx undefined; += if accumulate), dw += dyᵀ x, db += Σ_rows dy (if defined).
+  virtual void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor& dx, Tensor& dw,
+                               Tensor& db, bool accumulate_dx = false) = 0;
+  // y = (x − mean) * rstd * gamma + beta over the last dim; mean, rstd: [rows] saved for backward.
+  virtual void layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, Tensor& y,
+                          Tensor& mean, Tensor& rstd) = 0;
+  // dx = (or += when accumulate_dx); dgamma += ; dbeta += .
+  virtual void layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                   const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
+                                   Tensor& dbeta, bool accumulate_dx = false) = 0;
+  // Exact GeLU: y = x Φ(x) = 0.5 x (1 + erf(x / √2)); backward dx = dy (Φ(x) + x φ(x)).
+  virtual void gelu(const Tensor& x, Tensor& y) = 0;
+  virtual void gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) = 0;
+
+  // ---- annotations ---------------------------------------------------------------------------
+  // Phase markers ("forward", "backward", ...): timing backends time them, trace records them.
+  virtual void begin_phase(std::string_view /*name*/) {}
+  virtual void end_phase(std::string_view /*name*/) {}
+  // Block until all queued work is done (GPU streams); a no-op on synchronous backends.
+  virtual void synchronize() {}
+};
+
+// RAII phase marker.
+class PhaseScope {
+ public:
+  PhaseScope(Device& dev, std::string_view name) : dev_(dev), name_(name) { dev_.begin_phase(name_); }
+  ~PhaseScope() { dev_.end_phase(name_); }
+  PhaseScope(const PhaseScope&) = delete;
+  PhaseScope& operator=(const PhaseScope&) = delete;
+
+ private:
+  Device& dev_;
+  std::string_view name_;
+};
+
+}  // namespace spsim::rt

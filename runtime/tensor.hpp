@@ -1,0 +1,96 @@
+// Tensor: a shape, a dtype and a shared handle to backend-owned storage (row-major, contiguous).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spsim::rt {
+
+// Element types. The CPU backend computes in f32/f64; bf16/f16 exist for sizes in traces and on GPUs.
+enum class DType : std::uint8_t { f32, f64, bf16, f16 };
+
+[[nodiscard]] std::size_t dtype_bytes(DType dt);
+[[nodiscard]] std::string_view dtype_name(DType dt);
+[[nodiscard]] std::optional<DType> parse_dtype(std::string_view name);  // "float32"/"f32"/"fp32", ...
+
+using Shape = std::vector<std::int64_t>;
+[[nodiscard]] std::int64_t numel(const Shape& shape);
+[[nodiscard]] std::string to_string(const Shape& shape);  // "[2, 3, 4]"
+
+// Backend storage. Backends derive from it; the destructor is where a backend learns that a tensor's
+// memory was released (the trace backend records the free there).
+class Storage {
+ public:
+  virtual ~Storage() = default;
+  [[nodiscard]] virtual void* data() = 0;  // nullptr for backends that carry no data (trace)
+  [[nodiscard]] virtual std::size_t bytes() const = 0;
+  [[nodiscard]] std::uint64_t id() const { return id_; }
+
+ protected:
+  Storage();
+
+ private:
+  std::uint64_t id_;
+};
+
+// Thrown for a shape/dtype misuse of the runtime (a programming error in a strategy, not user input).
+class RuntimeError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(std::shared_ptr<Storage> storage, Shape shape, DType dtype);
+
+  [[nodiscard]] bool defined() const { return storage_ != nullptr; }
+  [[nodiscard]] const Shape& shape() const { return shape_; }
+  [[nodiscard]] int ndim() const { return static_cast<int>(shape_.size()); }
+  [[nodiscard]] std::int64_t dim(int i) const;  // negative i counts from the end
+  [[nodiscard]] std::int64_t numel() const { return rt::numel(shape_); }
+  [[nodiscard]] DType dtype() const { return dtype_; }
+  [[nodiscard]] std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_bytes(dtype_); }
+  [[nodiscard]] Storage* storage() const { return storage_.get(); }
+
+  // Same storage, new shape (numel must match). Free: tensors are always contiguous.
+  [[nodiscard]] Tensor reshape(Shape shape) const;
+
+  // Typed access to host data (CPU backend). Throws RuntimeError if T does not match dtype().
+  template <class T>
+  [[nodiscard]] T* data();
+  template <class T>
+  [[nodiscard]] const T* data() const;
+
+ private:
+  void check_type(DType want) const;
+  std::shared_ptr<Storage> storage_;
+  Shape shape_;
+  DType dtype_ = DType::f32;
+};
+
+template <class T>
+constexpr DType dtype_of();
+template <>
+constexpr DType dtype_of<float>() { return DType::f32; }
+template <>
+constexpr DType dtype_of<double>() { return DType::f64; }
+
+template <class T>
+T* Tensor::data() {
+  check_type(dtype_of<T>());
+  return static_cast<T*>(storage_->data());
+}
+template <class T>
+const T* Tensor::data() const {
+  check_type(dtype_of<T>());
+  return static_cast<const T*>(storage_->data());
+}
+
+}  // namespace spsim::rt

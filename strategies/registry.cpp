@@ -1,0 +1,72 @@
+// The strategy registry: lookup by name, option validation, and the list of built-in strategies.
+#include <algorithm>
+
+#include "runtime/error.hpp"
+#include "strategies/strategy.hpp"
+
+namespace spsim::strategies {
+
+// One line per strategy family; each lives in its own file.
+void register_rsa(Registry& registry);
+
+const Registry& builtin() {
+  static const Registry registry = [] {
+    Registry r;
+    register_rsa(r);
+    return r;
+  }();
+  return registry;
+}
+
+void Registry::add(StrategyInfo info) { infos_.push_back(std::move(info)); }
+
+const StrategyInfo* Registry::find(const std::string& name) const {
+  auto it = std::find_if(infos_.begin(), infos_.end(), [&](const StrategyInfo& i) { return i.name == name; });
+  return it == infos_.end() ? nullptr : &*it;
+}
+
+std::vector<std::string> Registry::names() const {
+  std::vector<std::string> out;
+  for (const auto& i : infos_) out.push_back(i.name);
+  return out;
+}
+
+namespace {
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+}  // namespace
+
+Options Registry::complete_options(const StrategyInfo& info, const Options& given, const std::string& where) const {
+  Options out;
+  for (const auto& [key, value] : given) {
+    auto spec = std::find_if(info.options.begin(), info.options.end(), [&](const OptionSpec& o) { return o.name == key; });
+    if (spec == info.options.end()) {
+      std::vector<std::string> names;
+      for (const auto& o : info.options) names.push_back(o.name);
+      throw InputError(where + "." + key, "unknown option '" + key + "' for strategy '" + info.name +
+                                              "'; valid options: " + (names.empty() ? "(none)" : join(names)));
+    }
+    if (!spec->choices.empty()) {
+      if (std::find(spec->choices.begin(), spec->choices.end(), value) == spec->choices.end())
+        throw InputError(where + "." + key, "unknown value '" + value + "'; valid choices: " + join(spec->choices));
+    } else if (value.empty() || !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      throw InputError(where + "." + key, "'" + value + "' is not a non-negative integer");
+    }
+    out[key] = value;
+  }
+  for (const auto& o : info.options)
+    if (!out.count(o.name)) out[o.name] = o.default_value;
+  return out;
+}
+
+std::vector<std::int64_t> contiguous_positions(int rank, int degree, std::int64_t seq_len) {
+  const std::int64_t chunk = seq_len / degree;
+  std::vector<std::int64_t> pos(static_cast<std::size_t>(chunk));
+  for (std::int64_t i = 0; i < chunk; ++i) pos[static_cast<std::size_t>(i)] = rank * chunk + i;
+  return pos;
+}
+
+}  // namespace spsim::strategies
