@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "runtime/tensor.hpp"
 
@@ -70,8 +71,11 @@ class Comm {
   }
 
   virtual void barrier() = 0;
-  // Sub-group of the ranks that pass the same color, ordered by (key, rank). Collective over the group.
-  [[nodiscard]] virtual std::unique_ptr<Comm> split(int color, int key) = 0;
+  // Sub-groups: `color_of_rank[r]` is the color of rank r of this group (the same vector on every
+  // rank, computed by the SPMD code from a formula). Ranks of equal color form a group, ordered by
+  // their rank here. Collective over this group. The vector is global so that every backend, the
+  // data-less trace one included, knows each sub-group's members without exchanging messages.
+  [[nodiscard]] virtual std::unique_ptr<Comm> split(const std::vector<int>& color_of_rank) = 0;
 };
 
 }  // namespace spsim::rt
