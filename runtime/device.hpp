@@ -8,6 +8,7 @@
 //    h / (H/Hkv) of sample b.) An output with a smaller batch count receives the SUM over the batches
 //    that map to it (used for dK/dV of GQA).
 //  * Ops write into caller-allocated outputs; `accumulate` / `beta` add into existing contents.
+//    Elementwise ops (add, scale, gelu*) allow the output to alias an input.
 //  * Masks are built from global token positions, so causal masking is right for any layout.
 #pragma once
 

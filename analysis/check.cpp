@@ -1,0 +1,274 @@
+// The gradient check: inputs, reference, the strategy on P thread ranks, and the comparison.
+#include "analysis/check.hpp"
+
+#include <cstdio>
+#include <mutex>
+
+#include "analysis/npy.hpp"
+#include "analysis/table.hpp"
+#include "models/layer_params.hpp"
+#include "models/random.hpp"
+#include "models/reference.hpp"
+#include "runtime/cpu/cpu_device.hpp"
+#include "runtime/threads/threads_comm.hpp"
+#include "strategies/layer.hpp"
+
+namespace spsim::analysis {
+
+namespace {
+
+using Vec = std::vector<double>;
+
+// Rows of a [a, S, c] array at `positions` (along dim 1) -> [a, positions.size(), c].
+Vec gather_rows(const Vec& global, std::int64_t a, std::int64_t seq, std::int64_t c,
+                const std::vector<std::int64_t>& positions) {
+  const auto n = static_cast<std::int64_t>(positions.size());
+  Vec out(static_cast<std::size_t>(a * n * c));
+  for (std::int64_t i = 0; i < a; ++i)
+    for (std::int64_t r = 0; r < n; ++r)
+      std::copy_n(global.begin() + (i * seq + positions[static_cast<std::size_t>(r)]) * c, c,
+                  out.begin() + (i * n + r) * c);
+  return out;
+}
+
+// Inverse of gather_rows: writes local rows into their global places.
+void scatter_rows(const Vec& local, Vec& global, std::int64_t a, std::int64_t seq, std::int64_t c,
+                  const std::vector<std::int64_t>& positions) {
+  const auto n = static_cast<std::int64_t>(positions.size());
+  for (std::int64_t i = 0; i < a; ++i)
+    for (std::int64_t r = 0; r < n; ++r)
+      std::copy_n(local.begin() + (i * n + r) * c, c,
+                  global.begin() + (i * seq + positions[static_cast<std::size_t>(r)]) * c);
+}
+
+// A named global array with its [a, S, c] row structure (a = 0 for arrays that are not split by rows).
+struct Array {
+  std::string name;
+  rt::Shape shape;
+  Vec data;
+};
+
+struct Outcome {
+  std::vector<Array> inputs;     // for --dump
+  std::vector<Array> reference;  // what the strategy's results are compared against, in order
+  std::vector<Array> strategy;
+};
+
+struct RankSetup {
+  const Config& cfg;
+  const strategies::StrategyInfo& info;
+  models::AttnProblem problem;
+};
+
+strategies::StrategyContext make_context(const RankSetup& s, rt::Device& dev, rt::Comm& comm) {
+  auto positions = s.info.positions(comm.rank(), comm.size(), s.problem.seq_len, s.cfg.strategy.options);
+  return strategies::StrategyContext{dev, comm, s.problem, s.cfg.strategy.options, std::move(positions)};
+}
+
+Outcome check_attention(const RankSetup& s) {
+  const auto& p = s.problem;
+  const std::int64_t bh = p.batch * p.heads, bkv = p.batch * p.kv_heads, S = p.seq_len, d = p.head_dim;
+  const std::uint64_t seed = s.cfg.check.seed;
+  Vec q = models::random_vector(static_cast<std::size_t>(bh * S * d), seed, 1.0);
+  Vec k = models::random_vector(static_cast<std::size_t>(bkv * S * d), seed + 1, 1.0);
+  Vec v = models::random_vector(static_cast<std::size_t>(bkv * S * d), seed + 2, 1.0);
+  Vec r = models::random_vector(static_cast<std::size_t>(bh * S * d), seed + 3, 1.0);
+  const auto fwd = models::attention_forward(p, q, k, v);
+  const auto bwd = models::attention_backward(p, q, k, v, r);
+
+  const int P = s.cfg.strategy.degree;
+  Vec o(q.size()), dq(q.size()), dk(k.size()), dv(v.size());
+  std::mutex mu;
+  rt::run_ranks(P, [&](rt::Comm& comm) {
+    rt::CpuDevice dev(s.cfg.check.dtype);
+    auto ctx = make_context(s, dev, comm);
+    const auto pos = ctx.positions;
+    const auto n = static_cast<std::int64_t>(pos.size());
+    auto load = [&](const Vec& g, std::int64_t a) { return dev.from_host(gather_rows(g, a, S, d, pos), {a, n, d}); };
+    auto strategy = s.info.create(std::move(ctx));
+    rt::Tensor out = strategy->forward(load(q, bh), load(k, bkv), load(v, bkv));
+    auto grads = strategy->backward(load(r, bh));
+    const Vec ho = dev.to_host(out), hq = dev.to_host(grads.dq), hk = dev.to_host(grads.dk),
+              hv = dev.to_host(grads.dv);
+    std::lock_guard lock(mu);
+    scatter_rows(ho, o, bh, S, d, pos);
+    scatter_rows(hq, dq, bh, S, d, pos);
+    scatter_rows(hk, dk, bkv, S, d, pos);
+    scatter_rows(hv, dv, bkv, S, d, pos);
+  });
+  const rt::Shape qs{bh, S, d}, ks{bkv, S, d};
+  Outcome out;
+  out.inputs = {{"q", qs, q}, {"k", ks, k}, {"v", ks, v}, {"dO", qs, r}};
+  out.reference = {{"O", qs, fwd.o}, {"dQ", qs, bwd.dq}, {"dK", ks, bwd.dk}, {"dV", ks, bwd.dv}};
+  out.strategy = {{"O", qs, o}, {"dQ", qs, dq}, {"dK", ks, dk}, {"dV", ks, dv}};
+  return out;
+}
+
+Outcome check_layer(const RankSetup& s) {
+  const auto& m = s.cfg.model;
+  const auto& p = s.problem;
+  const std::int64_t B = p.batch, S = p.seq_len, h = m.hidden;
+  const std::uint64_t seed = s.cfg.check.seed;
+  models::LayerParams params = models::make_layer_params(m);
+  models::randomize(params, seed);
+  Vec x = models::random_vector(static_cast<std::size_t>(B * S * h), seed + 1, 1.0);
+  Vec r = models::random_vector(static_cast<std::size_t>(B * S * h), seed + 2, 1.0);
+  const auto fwd = models::layer_forward(m, B, S, p.causal, params, x);
+  const auto bwd = models::layer_backward(m, B, S, p.causal, params, x, r);
+
+  const int P = s.cfg.strategy.degree;
+  Vec y(x.size()), dx(x.size());
+  std::vector<Vec> dw;  // from rank 0 (the all-reduce leaves every rank the same sum)
+  std::mutex mu;
+  const auto shapes = strategies::layer_param_shapes(m);
+  rt::run_ranks(P, [&](rt::Comm& comm) {
+    rt::CpuDevice dev(s.cfg.check.dtype);
+    auto ctx = make_context(s, dev, comm);
+    const auto pos = ctx.positions;
+    const auto n = static_cast<std::int64_t>(pos.size());
+    strategies::NamedTensors weights;
+    for (const auto& ps : shapes) weights.add(ps.name, dev.from_host(params.at(ps.name).data, ps.shape));
+    strategies::SpLayer layer(std::move(ctx), s.info, m, std::move(weights));
+    rt::Tensor out = layer.forward(dev.from_host(gather_rows(x, B, S, h, pos), {B, n, h}));
+    auto grads = layer.backward(dev.from_host(gather_rows(r, B, S, h, pos), {B, n, h}));
+    const Vec hy = dev.to_host(out), hdx = dev.to_host(grads.dx);
+    std::vector<Vec> hw;
+    if (comm.rank() == 0)
+      for (const auto& t : grads.weights.tensors) hw.push_back(dev.to_host(t));
+    std::lock_guard lock(mu);
+    scatter_rows(hy, y, B, S, h, pos);
+    scatter_rows(hdx, dx, B, S, h, pos);
+    if (comm.rank() == 0) dw = std::move(hw);
+  });
+  const rt::Shape xs{B, S, h};
+  Outcome out;
+  out.inputs = {{"x", xs, x}, {"dY", xs, r}};
+  for (const auto& ps : shapes) out.inputs.push_back({ps.name, ps.shape, params.at(ps.name).data});
+  out.reference = {{"Y", xs, fwd.y}, {"dX", xs, bwd.dx}};
+  out.strategy = {{"Y", xs, y}, {"dX", xs, dx}};
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const auto name = gradient_name(shapes[i].name);
+    out.reference.push_back({name, shapes[i].shape, bwd.grads.at(shapes[i].name).data});
+    out.strategy.push_back({name, shapes[i].shape, dw[i]});
+  }
+  return out;
+}
+
+void dump(const Outcome& o, const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError("--dump", "cannot create directory '" + dir.string() + "': " + ec.message());
+  auto write = [&](const std::string& prefix, const Array& a) {
+    write_npy(dir / (prefix + a.name + ".npy"), a.data, a.shape);
+  };
+  for (const auto& a : o.inputs) write("input.", a);
+  for (const auto& a : o.reference) write("reference.", a);
+  for (const auto& a : o.strategy) write("strategy.", a);
+}
+
+}  // namespace
+
+std::string gradient_name(const std::string& param) {
+  if (param.rfind("ln", 0) == 0) {
+    std::string s = "dLN" + param.substr(2);
+    return s;
+  }
+  if (param.size() >= 2 && param[0] == 'w') return "dW" + param.substr(1);
+  return "d" + param;
+}
+
+bool CheckResult::pass() const {
+  for (const auto& t : tensors)
+    if (!t.cmp.pass) return false;
+  return true;
+}
+
+CheckResult run_check(const Config& cfg, const CheckOptions& options) {
+  const auto* info = strategies::builtin().find(cfg.strategy.name);
+  if (!info) throw InputError("strategy.name", "unknown strategy '" + cfg.strategy.name + "'");
+  if (cfg.workload.scope == models::Scope::model)
+    throw InputError("workload.scope", "'model' is not supported by check; valid choices: attention, layer");
+  RankSetup setup{cfg, *info, models::attention_problem(cfg.model, cfg.workload)};
+  const Outcome o = cfg.workload.scope == models::Scope::layer ? check_layer(setup) : check_attention(setup);
+  if (!options.dump_dir.empty()) dump(o, options.dump_dir);
+
+  CheckResult res;
+  res.config_name = cfg.name;
+  res.strategy = cfg.strategy.name;
+  res.options = cfg.strategy.options;
+  res.degree = cfg.strategy.degree;
+  res.dtype = cfg.check.dtype;
+  res.scope = cfg.workload.scope;
+  res.tolerance = tolerance_for(cfg.check.dtype);
+  for (std::size_t i = 0; i < o.reference.size(); ++i)
+    res.tensors.push_back({o.reference[i].name, o.reference[i].shape,
+                           compare_tensors(o.strategy[i].data, o.reference[i].data, res.tolerance, res.degree,
+                                           o.reference[i].name)});
+  return res;
+}
+
+namespace {
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2e", v);
+  return buf;
+}
+std::string options_text(const strategies::Options& o) {
+  std::string s;
+  for (const auto& [k, v] : o) s += (s.empty() ? "" : ", ") + k + "=" + v;
+  return s;
+}
+}  // namespace
+
+std::string render_check(const CheckResult& r) {
+  Table t({{"tensor", Align::left},
+           {"shape", Align::left},
+           {"rel err", Align::right},
+           {"max abs err", Align::right},
+           {"best-fit α", Align::right},
+           {"residual", Align::right},
+           {"verdict", Align::left},
+           {"diagnosis", Align::left}});
+  int failed = 0;
+  for (const auto& x : r.tensors) {
+    char alpha[32];
+    std::snprintf(alpha, sizeof alpha, "%.6f", x.cmp.alpha);
+    t.add_row({x.name, rt::to_string(x.shape), sci(x.cmp.rel_err), sci(x.cmp.max_abs_err), alpha,
+               sci(x.cmp.residual), x.cmp.pass ? "pass" : "FAIL", x.cmp.pass ? "" : x.cmp.diagnosis});
+    failed += x.cmp.pass ? 0 : 1;
+  }
+  std::string out = "spsim check: " + r.config_name + "\nstrategy " + r.strategy + " (" + options_text(r.options) +
+                    "), P = " + std::to_string(r.degree) + ", scope " +
+                    (r.scope == models::Scope::layer ? "layer" : "attention") + ", " +
+                    std::string(rt::dtype_name(r.dtype)) + ", tolerance " + sci(r.tolerance) + "\n\n";
+  out += t.render_text();
+  out += "\n" + (failed == 0 ? std::string("PASS: all ") + std::to_string(r.tensors.size()) + " tensors match the reference\n"
+                             : std::string("FAIL: ") + std::to_string(failed) + " of " +
+                                   std::to_string(r.tensors.size()) + " tensors differ from the reference\n");
+  return out;
+}
+
+nlohmann::json check_to_json(const CheckResult& r) {
+  nlohmann::json j;
+  j["schema_version"] = 1;
+  j["command"] = "check";
+  j["config"] = r.config_name;
+  j["strategy"] = {{"name", r.strategy}, {"degree", r.degree}, {"options", r.options}};
+  j["scope"] = r.scope == models::Scope::layer ? "layer" : "attention";
+  j["dtype"] = rt::dtype_name(r.dtype);
+  j["tolerance"] = r.tolerance;
+  j["pass"] = r.pass();
+  auto& arr = j["tensors"] = nlohmann::json::array();
+  for (const auto& x : r.tensors)
+    arr.push_back({{"name", x.name},
+                   {"shape", x.shape},
+                   {"rel_err", x.cmp.rel_err},
+                   {"max_abs_err", x.cmp.max_abs_err},
+                   {"alpha", x.cmp.alpha},
+                   {"residual", x.cmp.residual},
+                   {"pass", x.cmp.pass},
+                   {"diagnosis", x.cmp.diagnosis}});
+  return j;
+}
+
+}  // namespace spsim::analysis

@@ -1,0 +1,136 @@
+// Sequence-parallel pre-LN transformer layer on one rank (see layer.hpp).
+#include "strategies/layer.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace spsim::strategies {
+
+using rt::Tensor;
+
+const Tensor& NamedTensors::at(const std::string& name) const {
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) throw rt::RuntimeError("no tensor named '" + name + "'");
+  return tensors[static_cast<std::size_t>(it - names.begin())];
+}
+
+Tensor& NamedTensors::at(const std::string& name) {
+  return const_cast<Tensor&>(std::as_const(*this).at(name));
+}
+
+void NamedTensors::add(std::string name, Tensor t) {
+  names.push_back(std::move(name));
+  tensors.push_back(std::move(t));
+}
+
+std::vector<ParamShape> layer_param_shapes(const models::ModelSpec& m) {
+  const std::int64_t qd = m.heads * m.head_dim, kvd = m.kv_heads * m.head_dim;
+  return {{"ln1.gamma", {m.hidden}}, {"ln1.beta", {m.hidden}},  {"wq", {qd, m.hidden}},
+          {"bq", {qd}},              {"wk", {kvd, m.hidden}},   {"bk", {kvd}},
+          {"wv", {kvd, m.hidden}},   {"bv", {kvd}},             {"wo", {m.hidden, qd}},
+          {"bo", {m.hidden}},        {"ln2.gamma", {m.hidden}}, {"ln2.beta", {m.hidden}},
+          {"w1", {m.ffn_hidden, m.hidden}}, {"b1", {m.ffn_hidden}}, {"w2", {m.hidden, m.ffn_hidden}},
+          {"b2", {m.hidden}}};
+}
+
+namespace {
+constexpr double kLayerNormEps = 1e-5;
+constexpr std::array<int, 4> kSwapSeqHeads = {0, 2, 1, 3};  // [B, s, H, D] <-> [B, H, s, D]
+}  // namespace
+
+struct SpLayer::Saved {
+  Tensor x, h1, mean1, rstd1, o2, r1, h2, mean2, rstd2, f1, g;
+};
+
+SpLayer::SpLayer(StrategyContext ctx, const StrategyInfo& info, const models::ModelSpec& model, NamedTensors params)
+    : dev_(ctx.dev), comm_(ctx.comm), model_(model), batch_(ctx.problem.batch), params_(std::move(params)) {
+  attention_ = info.create(std::move(ctx));
+}
+
+SpLayer::~SpLayer() = default;
+
+Tensor SpLayer::forward(const Tensor& x) {
+  const std::int64_t s = x.dim(1), rows = batch_ * s, hd = model_.head_dim;
+  auto& P = params_;
+  saved_ = std::make_unique<Saved>();
+  Saved& sv = *saved_;
+  sv.x = x.reshape({rows, model_.hidden});
+  sv.h1 = dev_.empty(sv.x.shape());
+  sv.mean1 = dev_.empty({rows});
+  sv.rstd1 = dev_.empty({rows});
+  dev_.layer_norm(sv.x, P.at("ln1.gamma"), P.at("ln1.beta"), kLayerNormEps, sv.h1, sv.mean1, sv.rstd1);
+  // Projections, then [B, s, H, D] -> [B*H, s, D] for the attention core.
+  auto project = [&](const char* w, const char* b, std::int64_t heads) {
+    Tensor y = dev_.empty({rows, heads * hd});
+    dev_.linear(sv.h1, P.at(w), P.at(b), y);
+    return dev_.permute(y.reshape({batch_, s, heads, hd}), kSwapSeqHeads).reshape({batch_ * heads, s, hd});
+  };
+  Tensor q = project("wq", "bq", model_.heads);
+  Tensor k = project("wk", "bk", model_.kv_heads);
+  Tensor v = project("wv", "bv", model_.kv_heads);
+  Tensor o = attention_->forward(q, k, v);
+  sv.o2 = dev_.permute(o.reshape({batch_, model_.heads, s, hd}), kSwapSeqHeads).reshape({rows, model_.heads * hd});
+  Tensor a = dev_.empty({rows, model_.hidden});
+  dev_.linear(sv.o2, P.at("wo"), P.at("bo"), a);
+  sv.r1 = dev_.empty(a.shape());
+  dev_.add(sv.x, a, sv.r1);
+  sv.h2 = dev_.empty(a.shape());
+  sv.mean2 = dev_.empty({rows});
+  sv.rstd2 = dev_.empty({rows});
+  dev_.layer_norm(sv.r1, P.at("ln2.gamma"), P.at("ln2.beta"), kLayerNormEps, sv.h2, sv.mean2, sv.rstd2);
+  sv.f1 = dev_.empty({rows, model_.ffn_hidden});
+  dev_.linear(sv.h2, P.at("w1"), P.at("b1"), sv.f1);
+  sv.g = dev_.empty(sv.f1.shape());
+  dev_.gelu(sv.f1, sv.g);
+  Tensor f2 = dev_.empty(a.shape());
+  dev_.linear(sv.g, P.at("w2"), P.at("b2"), f2);
+  Tensor y = dev_.empty(a.shape());
+  dev_.add(sv.r1, f2, y);
+  return y.reshape(x.shape());
+}
+
+LayerGrads SpLayer::backward(const Tensor& dy_in) {
+  Saved& sv = *saved_;
+  const std::int64_t rows = sv.x.dim(0), s = rows / batch_, hd = model_.head_dim;
+  auto& P = params_;
+  LayerGrads out;
+  for (std::size_t i = 0; i < P.names.size(); ++i) out.weights.add(P.names[i], dev_.zeros(P.tensors[i].shape()));
+  auto& W = out.weights;
+  const Tensor dy = dy_in.reshape({rows, model_.hidden});
+  // MLP branch.
+  Tensor dg = dev_.empty(sv.g.shape());
+  dev_.linear_backward(sv.g, P.at("w2"), dy, dg, W.at("w2"), W.at("b2"));
+  Tensor df1 = dev_.empty(sv.f1.shape());
+  dev_.gelu_backward(sv.f1, dg, df1);
+  Tensor dh2 = dev_.empty(sv.h2.shape());
+  dev_.linear_backward(sv.h2, P.at("w1"), df1, dh2, W.at("w1"), W.at("b1"));
+  Tensor dr1 = dev_.empty(dy.shape());
+  dev_.copy(dy, dr1);  // residual path
+  dev_.layer_norm_backward(sv.r1, P.at("ln2.gamma"), sv.mean2, sv.rstd2, dh2, dr1, W.at("ln2.gamma"),
+                           W.at("ln2.beta"), /*accumulate_dx=*/true);
+  // Attention branch.
+  Tensor do2 = dev_.empty(sv.o2.shape());
+  dev_.linear_backward(sv.o2, P.at("wo"), dr1, do2, W.at("wo"), W.at("bo"));
+  Tensor d_o = dev_.permute(do2.reshape({batch_, s, model_.heads, hd}), kSwapSeqHeads)
+                   .reshape({batch_ * model_.heads, s, hd});
+  AttnGrads g = attention_->backward(d_o);
+  auto unproject = [&](const Tensor& d, std::int64_t heads) {
+    return dev_.permute(d.reshape({batch_, heads, s, hd}), kSwapSeqHeads).reshape({rows, heads * hd});
+  };
+  Tensor dh1 = dev_.empty(sv.h1.shape());
+  dev_.linear_backward(sv.h1, P.at("wq"), unproject(g.dq, model_.heads), dh1, W.at("wq"), W.at("bq"));
+  dev_.linear_backward(sv.h1, P.at("wk"), unproject(g.dk, model_.kv_heads), dh1, W.at("wk"), W.at("bk"), true);
+  dev_.linear_backward(sv.h1, P.at("wv"), unproject(g.dv, model_.kv_heads), dh1, W.at("wv"), W.at("bv"), true);
+  out.dx = dr1;  // residual path, then + the LN1 branch
+  dev_.layer_norm_backward(sv.x, P.at("ln1.gamma"), sv.mean1, sv.rstd1, dh1, out.dx, W.at("ln1.gamma"),
+                           W.at("ln1.beta"), /*accumulate_dx=*/true);
+  out.dx = out.dx.reshape(dy_in.shape());
+  // Weight gradients: the sum over the group (non-blocking, all posted before the first wait).
+  std::vector<rt::Work> pending;
+  for (auto& t : W.tensors) pending.push_back(comm_.all_reduce(t));
+  for (auto& w : pending) w.wait();
+  saved_.reset();
+  return out;
+}
+
+}  // namespace spsim::strategies
