@@ -58,9 +58,9 @@ void check_layer_spec(const ModelSpec& spec) {
   require_positive("head_dim", spec.head_dim);
   require_positive("ffn_hidden", spec.ffn_hidden);
   if (spec.heads % spec.kv_heads != 0) {
-    throw InputError("model.kv_heads", "heads (" + std::to_string(spec.heads) +
-                                           ") must be a multiple of kv_heads, got kv_heads = " +
-                                           std::to_string(spec.kv_heads));
+    throw InputError("model.kv_heads",
+                     "heads (" + std::to_string(spec.heads) +
+                         ") must be a multiple of kv_heads, got kv_heads = " + std::to_string(spec.kv_heads));
   }
 }
 
@@ -71,14 +71,14 @@ LayerParams make_layer_params(const ModelSpec& spec) {
   const std::int64_t kv_width = spec.kv_heads * spec.head_dim;
   const std::int64_t ffn = spec.ffn_hidden;
   LayerParams p;
-  p.tensors = {zeros("ln1.gamma", {hidden}),     zeros("ln1.beta", {hidden}),
-               zeros("wq", {q_width, hidden}),   zeros("bq", {q_width}),
-               zeros("wk", {kv_width, hidden}),  zeros("bk", {kv_width}),
-               zeros("wv", {kv_width, hidden}),  zeros("bv", {kv_width}),
-               zeros("wo", {hidden, q_width}),   zeros("bo", {hidden}),
-               zeros("ln2.gamma", {hidden}),     zeros("ln2.beta", {hidden}),
-               zeros("w1", {ffn, hidden}),       zeros("b1", {ffn}),
-               zeros("w2", {hidden, ffn}),       zeros("b2", {hidden})};
+  p.tensors = {zeros("ln1.gamma", {hidden}),    zeros("ln1.beta", {hidden}),
+               zeros("wq", {q_width, hidden}),  zeros("bq", {q_width}),
+               zeros("wk", {kv_width, hidden}), zeros("bk", {kv_width}),
+               zeros("wv", {kv_width, hidden}), zeros("bv", {kv_width}),
+               zeros("wo", {hidden, q_width}),  zeros("bo", {hidden}),
+               zeros("ln2.gamma", {hidden}),    zeros("ln2.beta", {hidden}),
+               zeros("w1", {ffn, hidden}),      zeros("b1", {ffn}),
+               zeros("w2", {hidden, ffn}),      zeros("b2", {hidden})};
   return p;
 }
 

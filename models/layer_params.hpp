@@ -30,7 +30,7 @@
 namespace spsim::models {
 
 inline constexpr std::array<std::string_view, 16> kLayerParamNames = {
-    "ln1.gamma", "ln1.beta", "wq", "bq", "wk", "bk", "wv", "bv",
+    "ln1.gamma", "ln1.beta", "wq",        "bq",       "wk", "bk", "wv", "bv",
     "wo",        "bo",       "ln2.gamma", "ln2.beta", "w1", "b1", "w2", "b2"};
 
 // One named, row-major tensor of doubles.
