@@ -48,7 +48,7 @@ std::string describe_scale(double alpha, int world_size, double tol) {
 }
 
 Comparison compare_tensors(std::span<const double> got, std::span<const double> ref, double tol, int world_size,
-                           const std::string& name) {
+                           const std::string& name, double floor) {
   Comparison c;
   double diff2 = 0, ref2 = 0, got2 = 0, dot = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -60,7 +60,9 @@ Comparison compare_tensors(std::span<const double> got, std::span<const double> 
     c.max_abs_err = std::max(c.max_abs_err, std::abs(d));
   }
   const bool finite = std::isfinite(diff2) && std::isfinite(got2);
-  c.rel_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  const double denom = std::max(std::sqrt(ref2), floor);
+  const bool ref_is_zero = std::sqrt(ref2) < floor || ref2 == 0;
+  c.rel_err = denom > 0 ? std::sqrt(diff2) / denom : std::sqrt(diff2);
   c.alpha = ref2 > 0 ? dot / ref2 : (got2 == 0 ? 1.0 : 0.0);
   double res2 = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -73,7 +75,9 @@ Comparison compare_tensors(std::span<const double> got, std::span<const double> 
   if (!finite) {
     c.diagnosis = name + " contains NaN or Inf";
   } else if (c.pass) {
-    c.diagnosis = "matches";
+    c.diagnosis = ref_is_zero ? "matches (the reference is zero up to rounding)" : "matches";
+  } else if (ref_is_zero) {
+    c.diagnosis = name + " should be zero (as the reference, up to rounding) but has norm " + general(std::sqrt(got2));
   } else if (got2 == 0) {
     c.diagnosis = name + " is all zeros";
   } else if (c.residual <= tol) {

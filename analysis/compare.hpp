@@ -8,6 +8,10 @@
 // is within tolerance g is a uniform multiple of r: the diagnosis names α and, when α is a simple
 // fraction n/m (m ≤ 64), the fraction and its relation to the world size; else g "differs, not by a
 // uniform scale".
+// Zero gradients: a tensor whose true gradient is identically zero (the key bias: softmax ignores a
+// shift of a whole score row) has a reference made of rounding noise, against which a relative error
+// means nothing. Errors are therefore measured against max(‖r‖, floor), where the caller sets `floor`
+// from the scale of the whole problem (e.g. 1e-3 × the largest reference norm).
 #pragma once
 
 #include <span>
@@ -30,7 +34,7 @@ struct Comparison {
 [[nodiscard]] double tolerance_for(rt::DType dtype);
 
 [[nodiscard]] Comparison compare_tensors(std::span<const double> got, std::span<const double> ref, double tol,
-                                         int world_size, const std::string& name);
+                                         int world_size, const std::string& name, double floor = 0.0);
 
 // "0.2500 × reference (= 1/4 = 1/world_size)" for alpha = 0.25 and world_size 4.
 [[nodiscard]] std::string describe_scale(double alpha, int world_size, double tol);

@@ -54,3 +54,15 @@ TEST_CASE("compare: zeros and NaN") {
   CHECK_FALSE(c.pass);
   CHECK(c.diagnosis == "g contains NaN or Inf");
 }
+
+TEST_CASE("compare: a zero gradient is judged against the problem's norm floor") {
+  // The reference is rounding noise (1e-17) and the strategy's noise differs: with floor 1e-3 the
+  // error 2e-17 / 1e-3 = 2e-14 is within tolerance.
+  const std::vector<double> r = {1e-17, -1e-17}, g = {-1e-17, 1e-17};
+  const auto c = compare_tensors(g, r, 1e-10, 4, "dbk", 1e-3);
+  CHECK(c.pass);
+  CHECK(c.diagnosis == "matches (the reference is zero up to rounding)");
+  const auto bad = compare_tensors(std::vector<double>{0.5, 0}, r, 1e-10, 4, "dbk", 1e-3);
+  CHECK_FALSE(bad.pass);
+  CHECK(bad.diagnosis.find("dbk should be zero") == 0);
+}
