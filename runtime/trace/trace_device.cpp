@@ -226,13 +226,14 @@ Tensor TraceDevice::concat(std::span<const Tensor> parts, int dim) {
   if (parts.empty()) fail("concat", "no parts");
   for (const Tensor& p : parts) check(p, "concat", "part");
   const std::size_t d = norm_dim("concat", dim, parts[0].ndim());
-  Shape out = parts[0].shape();
-  out[d] = 0;
+  Shape outside = parts[0].shape();  // the shape with the concatenated extent zeroed
+  outside[d] = 0;
+  Shape out = outside;
   std::vector<Shape> shapes;
   for (const Tensor& p : parts) {
     Shape s = p.shape();
-    if (s.size() == out.size()) s[d] = 0;
-    if (s != out)
+    if (s.size() == outside.size()) s[d] = 0;
+    if (s != outside)
       fail("concat", "part " + to_string(p.shape()) + " does not match " + to_string(parts[0].shape()) +
                          " outside dim " + std::to_string(dim));
     out[d] += p.shape()[d];
