@@ -11,9 +11,13 @@ namespace {
 [[nodiscard]] std::uint64_t bytes_of(const Shape& s, DType dt) {
   return static_cast<std::uint64_t>(numel(s)) * dtype_bytes(dt);
 }
-[[nodiscard]] double elems(const Shape& s) { return static_cast<double>(numel(s)); }
+[[nodiscard]] double elems(const Shape& s) {
+  return static_cast<double>(numel(s));
+}
 
-[[noreturn]] void fail(const std::string& msg) { throw RuntimeError(msg); }
+[[noreturn]] void fail(const std::string& msg) {
+  throw RuntimeError(msg);
+}
 
 }  // namespace
 
@@ -45,17 +49,40 @@ AttentionDims attention_dims(const Shape& q, const Shape& k, const Shape& v) {
   const std::string shapes = " (q " + to_string(q) + ", k " + to_string(k) + ", v " + to_string(v) + ")";
   if (mq.cols != mk.cols) fail("attention: q and k head dims differ" + shapes);
   if (mk.batch != mv.batch || mk.rows != mv.rows) fail("attention: k and v disagree" + shapes);
-  if (mk.batch == 0 || mq.batch % mk.batch != 0) fail("attention: q batch is not a multiple of k batch" + shapes);
+  if (mk.batch == 0 || mq.batch % mk.batch != 0)
+    fail("attention: q batch is not a multiple of k batch" + shapes);
   return {mq.batch, mk.batch, mq.rows, mk.rows, mq.cols, mv.cols};
 }
 
 void check_mask(const Mask& mask, std::int64_t sq, std::int64_t sk) {
   if (!mask.causal) return;
   if (!mask.rows || !mask.cols) fail("causal mask without row/column positions");
-  if (static_cast<std::int64_t>(mask.rows->size()) != sq || static_cast<std::int64_t>(mask.cols->size()) != sk)
+  if (static_cast<std::int64_t>(mask.rows->size()) != sq ||
+      static_cast<std::int64_t>(mask.cols->size()) != sk)
     fail("causal mask has " + std::to_string(mask.rows->size()) + " row and " +
          std::to_string(mask.cols->size()) + " column positions for a " + std::to_string(sq) + " x " +
          std::to_string(sk) + " block");
+}
+
+double unmasked_fraction(const Mask& mask) {
+  if (!mask.causal) return 1.0;
+  if (!mask.rows || !mask.cols) fail("causal mask without row/column positions");
+  const auto& rows = *mask.rows;
+  const auto& cols = *mask.cols;
+  if (rows.empty() || cols.empty()) return 0.0;
+  const auto [rmin, rmax] = std::ranges::minmax(rows);
+  const auto [cmin, cmax] = std::ranges::minmax(cols);
+  if (cmax <= rmin) return 1.0;  // every key precedes every query
+  if (cmin > rmax) return 0.0;   // every key follows every query
+  if (!std::ranges::is_sorted(rows) || !std::ranges::is_sorted(cols)) return mask.unmasked_fraction();
+  // Both ascending: the count of allowed columns (cols[c] <= rows[r]) only grows with r.
+  double allowed = 0;
+  std::size_t c = 0;
+  for (const std::int64_t r : rows) {
+    while (c < cols.size() && cols[c] <= r) ++c;
+    allowed += static_cast<double>(c);
+  }
+  return allowed / (static_cast<double>(rows.size()) * static_cast<double>(cols.size()));
 }
 
 namespace cost {
@@ -81,7 +108,7 @@ namespace {
 OpCost attention_forward(const Shape& q, const Shape& k, const Shape& v, DType dt, const Mask& mask) {
   const AttentionDims a = attention_dims(q, k, v);
   check_mask(mask, a.sq, a.sk);
-  const double fraction = mask.unmasked_fraction();
+  const double fraction = unmasked_fraction(mask);
   if (fraction == 0.0) return {OpClass::attention_forward, 0, 0, 0};
   const double flops = attention_pairs(a, fraction) * static_cast<double>(2 * a.d + 2 * a.dv);
   const std::uint64_t o = static_cast<std::uint64_t>(a.bq * a.sq * a.dv) * dtype_bytes(dt);
@@ -92,7 +119,7 @@ OpCost attention_forward(const Shape& q, const Shape& k, const Shape& v, DType d
 OpCost attention_backward(const Shape& q, const Shape& k, const Shape& v, DType dt, const Mask& mask) {
   const AttentionDims a = attention_dims(q, k, v);
   check_mask(mask, a.sq, a.sk);
-  const double fraction = mask.unmasked_fraction();
+  const double fraction = unmasked_fraction(mask);
   if (fraction == 0.0) return {OpClass::attention_backward, 0, 0, 0};
   // S = q kᵀ, dQ = dS k, dK = dSᵀ q have a d-long side (6·d); dP = dO vᵀ, dV = Pᵀ dO a dv-long one (4·dv).
   const double flops = attention_pairs(a, fraction) * static_cast<double>(6 * a.d + 4 * a.dv);
@@ -102,7 +129,9 @@ OpCost attention_backward(const Shape& q, const Shape& k, const Shape& v, DType 
   return {OpClass::attention_backward, flops, grads + 2 * o + lse_bytes(a, dt) + grads, grads};
 }
 
-OpCost softmax(const Shape& x, DType dt) { return {OpClass::softmax, 6 * elems(x), bytes_of(x, dt), bytes_of(x, dt)}; }
+OpCost softmax(const Shape& x, DType dt) {
+  return {OpClass::softmax, 6 * elems(x), bytes_of(x, dt), bytes_of(x, dt)};
+}
 
 OpCost softmax_backward(const Shape& y, DType dt) {
   return {OpClass::softmax, 5 * elems(y), 2 * bytes_of(y, dt), bytes_of(y, dt)};
@@ -119,11 +148,17 @@ OpCost add(const Shape& out, DType dt) {
   return {OpClass::elementwise, 3 * elems(out), 2 * bytes_of(out, dt), bytes_of(out, dt)};
 }
 
-OpCost scale(const Shape& x, DType dt) { return {OpClass::elementwise, elems(x), bytes_of(x, dt), bytes_of(x, dt)}; }
+OpCost scale(const Shape& x, DType dt) {
+  return {OpClass::elementwise, elems(x), bytes_of(x, dt), bytes_of(x, dt)};
+}
 
-OpCost fill(const Shape& x, DType dt) { return {OpClass::copy, 0, 0, bytes_of(x, dt)}; }
+OpCost fill(const Shape& x, DType dt) {
+  return {OpClass::copy, 0, 0, bytes_of(x, dt)};
+}
 
-OpCost copy(const Shape& moved, DType dt) { return {OpClass::copy, 0, bytes_of(moved, dt), bytes_of(moved, dt)}; }
+OpCost copy(const Shape& moved, DType dt) {
+  return {OpClass::copy, 0, bytes_of(moved, dt), bytes_of(moved, dt)};
+}
 
 OpCost slice_assign(const Shape& src, DType dt, bool accumulate) {
   if (!accumulate) return copy(src, dt);
@@ -147,8 +182,8 @@ OpCost linear(const Shape& x, const Shape& w, bool bias, DType dt) {
   const double flops = 2 * l.rows * l.in * l.out + (bias ? l.rows * l.out : 0);
   const auto e = dtype_bytes(dt);
   const auto y = static_cast<std::uint64_t>(l.rows * l.out) * e;
-  return {OpClass::gemm, flops, bytes_of(x, dt) + bytes_of(w, dt) + (bias ? static_cast<std::uint64_t>(l.out) * e : 0),
-          y};
+  return {OpClass::gemm, flops,
+          bytes_of(x, dt) + bytes_of(w, dt) + (bias ? static_cast<std::uint64_t>(l.out) * e : 0), y};
 }
 
 OpCost linear_backward(const Shape& x, const Shape& w, bool dx, bool bias, bool accumulate_dx, DType dt) {
@@ -185,7 +220,9 @@ OpCost layer_norm_backward(const Shape& x, DType dt, bool accumulate_dx) {
           xb + 2 * cb};
 }
 
-OpCost gelu(const Shape& x, DType dt) { return {OpClass::elementwise, 10 * elems(x), bytes_of(x, dt), bytes_of(x, dt)}; }
+OpCost gelu(const Shape& x, DType dt) {
+  return {OpClass::elementwise, 10 * elems(x), bytes_of(x, dt), bytes_of(x, dt)};
+}
 
 OpCost gelu_backward(const Shape& x, DType dt) {
   return {OpClass::elementwise, 15 * elems(x), 2 * bytes_of(x, dt), bytes_of(x, dt)};

@@ -7,18 +7,28 @@
 
 namespace spsim::rt::trace {
 
-std::string_view stream_name(Stream s) { return s == Stream::compute ? "compute" : "comm"; }
+std::string_view stream_name(Stream s) {
+  return s == Stream::compute ? "compute" : "comm";
+}
 
 std::string_view comm_kind_name(CommKind k) {
   switch (k) {
-    case CommKind::all_reduce: return "all_reduce";
-    case CommKind::reduce_scatter: return "reduce_scatter";
-    case CommKind::all_gather: return "all_gather";
-    case CommKind::all_to_all: return "all_to_all";
-    case CommKind::send: return "send";
-    case CommKind::recv: return "recv";
-    case CommKind::sendrecv: return "sendrecv";
-    case CommKind::barrier: return "barrier";
+    case CommKind::all_reduce:
+      return "all_reduce";
+    case CommKind::reduce_scatter:
+      return "reduce_scatter";
+    case CommKind::all_gather:
+      return "all_gather";
+    case CommKind::all_to_all:
+      return "all_to_all";
+    case CommKind::send:
+      return "send";
+    case CommKind::recv:
+      return "recv";
+    case CommKind::sendrecv:
+      return "sendrecv";
+    case CommKind::barrier:
+      return "barrier";
   }
   return "?";
 }
@@ -66,8 +76,9 @@ std::vector<Group> merge_groups(std::span<const RankTrace> traces) {
       const bool has = m >= 0 && static_cast<std::size_t>(m) < traces.size() &&
                        std::ranges::any_of(traces[static_cast<std::size_t>(m)].groups,
                                            [&](const Group& x) { return x.id == id; });
-      if (!has) throw RuntimeError("trace: rank " + std::to_string(m) + " is a member of group " +
-                                   std::to_string(id) + " but its trace does not list it");
+      if (!has)
+        throw RuntimeError("trace: rank " + std::to_string(m) + " is a member of group " +
+                           std::to_string(id) + " but its trace does not list it");
     }
     out.push_back(std::move(g));
   }
@@ -85,8 +96,12 @@ Recorder::Recorder(int rank, DType dtype) : state_(std::make_shared<State>()) {
   state_->trace.dtype = dtype;
 }
 
-int Recorder::rank() const { return state_->trace.rank; }
-DType Recorder::dtype() const { return state_->trace.dtype; }
+int Recorder::rank() const {
+  return state_->trace.rank;
+}
+DType Recorder::dtype() const {
+  return state_->trace.dtype;
+}
 
 std::size_t Recorder::add(Record record) {
   state_->trace.records.push_back(std::move(record));
@@ -98,13 +113,17 @@ void Recorder::add_group(const Group& group) {
   if (std::ranges::none_of(groups, [&](const Group& g) { return g.id == group.id; })) groups.push_back(group);
 }
 
-std::uint64_t Recorder::next_collective_seq(GroupId group) { return state_->collective_seq[group]++; }
+std::uint64_t Recorder::next_collective_seq(GroupId group) {
+  return state_->collective_seq[group]++;
+}
 
 std::uint64_t Recorder::next_p2p_seq(GroupId group, int src, int dst, int tag) {
   return state_->p2p_seq[{group, src, dst, tag}]++;
 }
 
-const std::vector<Record>& Recorder::records() const { return state_->trace.records; }
+const std::vector<Record>& Recorder::records() const {
+  return state_->trace.records;
+}
 
 RankTrace Recorder::take() {
   RankTrace out = std::move(state_->trace);

@@ -41,7 +41,16 @@ namespace spsim::rt::trace {
 enum class Stream : std::uint8_t { compute, comm };
 [[nodiscard]] std::string_view stream_name(Stream s);
 
-enum class CommKind : std::uint8_t { all_reduce, reduce_scatter, all_gather, all_to_all, send, recv, sendrecv, barrier };
+enum class CommKind : std::uint8_t {
+  all_reduce,
+  reduce_scatter,
+  all_gather,
+  all_to_all,
+  send,
+  recv,
+  sendrecv,
+  barrier
+};
 [[nodiscard]] std::string_view comm_kind_name(CommKind k);
 
 // Canonical id of a communication group: FNV-1a (64-bit) of its member list (world ranks, ascending),
@@ -131,7 +140,7 @@ class Recorder {
   Recorder(int rank, DType dtype);
   [[nodiscard]] int rank() const;
   [[nodiscard]] DType dtype() const;
-  std::size_t add(Record record);  // returns the record's index
+  std::size_t add(Record record);      // returns the record's index
   void add_group(const Group& group);  // no-op if already known
   [[nodiscard]] std::uint64_t next_collective_seq(GroupId group);
   [[nodiscard]] std::uint64_t next_p2p_seq(GroupId group, int src, int dst, int tag);

@@ -12,7 +12,8 @@ namespace {
 // Work of a recorded CommOp: wait() records the dependency on it.
 class TraceWork final : public Work::Impl {
  public:
-  TraceWork(Recorder recorder, std::size_t comm_record) : recorder_(std::move(recorder)), comm_record_(comm_record) {}
+  TraceWork(Recorder recorder, std::size_t comm_record)
+      : recorder_(std::move(recorder)), comm_record_(comm_record) {}
   void wait() override { recorder_.add(Wait{comm_record_}); }
 
  private:
@@ -30,12 +31,14 @@ void check_defined(std::string_view op, const Tensor& t, const char* what) {
 
 void same_dtype(std::string_view op, const Tensor& in, const Tensor& out) {
   if (in.dtype() != out.dtype())
-    fail(op, "in is " + std::string(dtype_name(in.dtype())) + ", out is " + std::string(dtype_name(out.dtype())));
+    fail(op,
+         "in is " + std::string(dtype_name(in.dtype())) + ", out is " + std::string(dtype_name(out.dtype())));
 }
 
 [[nodiscard]] std::size_t norm_dim(std::string_view op, int dim, const Tensor& t) {
   const int k = dim < 0 ? dim + t.ndim() : dim;
-  if (k < 0 || k >= t.ndim()) fail(op, "dim " + std::to_string(dim) + " out of range for " + to_string(t.shape()));
+  if (k < 0 || k >= t.ndim())
+    fail(op, "dim " + std::to_string(dim) + " out of range for " + to_string(t.shape()));
   return static_cast<std::size_t>(k);
 }
 
@@ -45,15 +48,17 @@ void expect_out(std::string_view op, const Tensor& out, const Shape& want) {
 
 void check_divisible(std::string_view op, const Tensor& in, std::size_t d, int p) {
   if (in.shape()[d] % p != 0)
-    fail(op, "dim " + std::to_string(d) + " of " + to_string(in.shape()) + " is not divisible by the group size " +
-                 std::to_string(p));
+    fail(op, "dim " + std::to_string(d) + " of " + to_string(in.shape()) +
+                 " is not divisible by the group size " + std::to_string(p));
 }
 
 }  // namespace
 
-TraceComm::TraceComm(int rank, int size, Recorder recorder) : my_index_(rank), recorder_(std::move(recorder)) {
+TraceComm::TraceComm(int rank, int size, Recorder recorder)
+    : my_index_(rank), recorder_(std::move(recorder)) {
   if (size < 1 || rank < 0 || rank >= size)
-    throw RuntimeError("trace comm: rank " + std::to_string(rank) + " of a world of size " + std::to_string(size));
+    throw RuntimeError("trace comm: rank " + std::to_string(rank) + " of a world of size " +
+                       std::to_string(size));
   group_.members.resize(static_cast<std::size_t>(size));
   std::iota(group_.members.begin(), group_.members.end(), 0);
   group_.id = group_id(group_.members);
@@ -171,11 +176,14 @@ Work TraceComm::sendrecv(const Tensor& out, int dst, Tensor& in, int src, int ta
   return post(std::move(op));
 }
 
-void TraceComm::barrier() { post(collective(CommKind::barrier, 0)).wait(); }
+void TraceComm::barrier() {
+  post(collective(CommKind::barrier, 0)).wait();
+}
 
 std::unique_ptr<Comm> TraceComm::split(const std::vector<int>& color_of_rank) {
   if (color_of_rank.size() != group_.members.size())
-    fail("split", std::to_string(color_of_rank.size()) + " colors for a group of size " + std::to_string(size()));
+    fail("split",
+         std::to_string(color_of_rank.size()) + " colors for a group of size " + std::to_string(size()));
   const int mine = color_of_rank[static_cast<std::size_t>(my_index_)];
   Group sub;
   int my_index = 0;

@@ -37,7 +37,8 @@ class TraceStorage final : public Storage {
 
 void same_shape(std::string_view op, const Tensor& a, const char* an, const Tensor& b, const char* bn) {
   if (a.shape() != b.shape())
-    fail(op, std::string(an) + " " + to_string(a.shape()) + " and " + bn + " " + to_string(b.shape()) + " differ");
+    fail(op, std::string(an) + " " + to_string(a.shape()) + " and " + bn + " " + to_string(b.shape()) +
+                 " differ");
 }
 
 void expect_shape(std::string_view op, const Tensor& t, const char* what, const Shape& want) {
@@ -47,11 +48,14 @@ void expect_shape(std::string_view op, const Tensor& t, const char* what, const 
 
 [[nodiscard]] std::size_t norm_dim(std::string_view op, int dim, int ndim) {
   const int k = dim < 0 ? dim + ndim : dim;
-  if (k < 0 || k >= ndim) fail(op, "dim " + std::to_string(dim) + " out of range for a " + std::to_string(ndim) + "-D tensor");
+  if (k < 0 || k >= ndim)
+    fail(op, "dim " + std::to_string(dim) + " out of range for a " + std::to_string(ndim) + "-D tensor");
   return static_cast<std::size_t>(k);
 }
 
-[[nodiscard]] Shape drop_last(const Shape& s) { return Shape(s.begin(), s.end() - (s.empty() ? 0 : 1)); }
+[[nodiscard]] Shape drop_last(const Shape& s) {
+  return Shape(s.begin(), s.end() - (s.empty() ? 0 : 1));
+}
 [[nodiscard]] Shape with_last(Shape s, std::int64_t last) {
   s.back() = last;
   return s;
@@ -156,8 +160,15 @@ void TraceDevice::attention_block_backward(const Tensor& q, const Tensor& k, con
                                            const Tensor& d_o, const Tensor& lse, Tensor& dq, Tensor& dk,
                                            Tensor& dv, double /*scale*/, const Mask& mask) {
   constexpr const char* op = "attention_block_backward";
-  check_all(op, {{&q, "q"}, {&k, "k"}, {&v, "v"}, {&o, "o"}, {&d_o, "d_o"}, {&lse, "lse"},
-                      {&dq, "dq"}, {&dk, "dk"}, {&dv, "dv"}});
+  check_all(op, {{&q, "q"},
+                 {&k, "k"},
+                 {&v, "v"},
+                 {&o, "o"},
+                 {&d_o, "d_o"},
+                 {&lse, "lse"},
+                 {&dq, "dq"},
+                 {&dk, "dk"},
+                 {&dv, "dv"}});
   const AttentionDims a = attention_dims(q.shape(), k.shape(), v.shape());
   expect_shape(op, o, "o", with_last(q.shape(), a.dv));
   expect_shape(op, d_o, "d_o", o.shape());
@@ -167,7 +178,8 @@ void TraceDevice::attention_block_backward(const Tensor& q, const Tensor& k, con
   expect_shape(op, dv, "dv", v.shape());
   const OpCost c = cost::attention_backward(q.shape(), k.shape(), v.shape(), dtype_, mask);
   record(op, c,
-         {q.shape(), k.shape(), v.shape(), o.shape(), d_o.shape(), lse.shape(), dq.shape(), dk.shape(), dv.shape()},
+         {q.shape(), k.shape(), v.shape(), o.shape(), d_o.shape(), lse.shape(), dq.shape(), dk.shape(),
+          dv.shape()},
          c.bytes() == 0);
 }
 
@@ -178,7 +190,8 @@ void TraceDevice::merge_attention(Tensor& o, Tensor& lse, const Tensor& o_blk, c
   same_shape(op, o, "o", o_blk, "o_blk");
   expect_shape(op, lse, "lse", drop_last(o.shape()));
   expect_shape(op, lse_blk, "lse_blk", drop_last(o.shape()));
-  record(op, cost::merge_attention(o.shape(), dtype_), {o.shape(), lse.shape(), o_blk.shape(), lse_blk.shape()});
+  record(op, cost::merge_attention(o.shape(), dtype_),
+         {o.shape(), lse.shape(), o_blk.shape(), lse_blk.shape()});
 }
 
 // ---- elementwise and layout --------------------------------------------------------------------
@@ -251,7 +264,9 @@ Tensor TraceDevice::permute(const Tensor& x, std::span<const int> perm) {
   std::ranges::sort(sorted);
   bool ok = static_cast<int>(perm.size()) == x.ndim();
   for (std::size_t i = 0; ok && i < sorted.size(); ++i) ok = sorted[i] == static_cast<int>(i);
-  if (!ok) fail("permute", "not a permutation of the " + std::to_string(x.ndim()) + " dims of " + to_string(x.shape()));
+  if (!ok)
+    fail("permute",
+         "not a permutation of the " + std::to_string(x.ndim()) + " dims of " + to_string(x.shape()));
   Shape out(perm.size());
   for (std::size_t i = 0; i < perm.size(); ++i) out[i] = x.shape()[static_cast<std::size_t>(perm[i])];
   Tensor result = empty(out);
@@ -267,7 +282,8 @@ void TraceDevice::linear(const Tensor& x, const Tensor& w, const Tensor& b, Tens
   check(y, "linear", "y");
   if (b.defined()) check(b, "linear", "b");
   if (x.ndim() < 1 || w.ndim() != 2 || x.shape().back() != w.dim(1))
-    fail("linear", "x " + to_string(x.shape()) + " and w " + to_string(w.shape()) + " do not match (w is [out, in])");
+    fail("linear",
+         "x " + to_string(x.shape()) + " and w " + to_string(w.shape()) + " do not match (w is [out, in])");
   if (b.defined()) expect_shape("linear", b, "b", {w.dim(0)});
   expect_shape("linear", y, "y", with_last(x.shape(), w.dim(0)));
   record("linear", cost::linear(x.shape(), w.shape(), b.defined(), dtype_),
@@ -282,7 +298,8 @@ void TraceDevice::linear_backward(const Tensor& x, const Tensor& w, const Tensor
   check(dy, op, "dy");
   check(dw, op, "dw");
   if (x.ndim() < 1 || w.ndim() != 2 || x.shape().back() != w.dim(1))
-    fail(op, "x " + to_string(x.shape()) + " and w " + to_string(w.shape()) + " do not match (w is [out, in])");
+    fail(op,
+         "x " + to_string(x.shape()) + " and w " + to_string(w.shape()) + " do not match (w is [out, in])");
   expect_shape(op, dy, "dy", with_last(x.shape(), w.dim(0)));
   expect_shape(op, dw, "dw", w.shape());
   if (dx.defined()) {
@@ -308,12 +325,13 @@ void check_norm_params(std::string_view op, const Tensor& x, const Tensor& gamma
   const std::int64_t rows = cols == 0 ? 0 : x.numel() / cols;
   for (const Tensor* t : {&mean, &rstd})
     if (t->numel() != rows)
-      fail(op, "mean/rstd " + to_string(t->shape()) + " must hold one value per row of x " + to_string(x.shape()));
+      fail(op, "mean/rstd " + to_string(t->shape()) + " must hold one value per row of x " +
+                   to_string(x.shape()));
 }
 }  // namespace
 
-void TraceDevice::layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double /*eps*/, Tensor& y,
-                             Tensor& mean, Tensor& rstd) {
+void TraceDevice::layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double /*eps*/,
+                             Tensor& y, Tensor& mean, Tensor& rstd) {
   constexpr const char* op = "layer_norm";
   check_all(op, {{&x, "x"}, {&gamma, "gamma"}, {&beta, "beta"}, {&y, "y"}, {&mean, "mean"}, {&rstd, "rstd"}});
   check_norm_params(op, x, gamma, mean, rstd);
@@ -323,12 +341,18 @@ void TraceDevice::layer_norm(const Tensor& x, const Tensor& gamma, const Tensor&
          {x.shape(), gamma.shape(), beta.shape(), y.shape(), mean.shape(), rstd.shape()});
 }
 
-void TraceDevice::layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
-                                      const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
-                                      bool accumulate_dx) {
+void TraceDevice::layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                      const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
+                                      Tensor& dbeta, bool accumulate_dx) {
   constexpr const char* op = "layer_norm_backward";
-  check_all(op, {{&x, "x"}, {&gamma, "gamma"}, {&mean, "mean"}, {&rstd, "rstd"}, {&dy, "dy"},
-                      {&dx, "dx"}, {&dgamma, "dgamma"}, {&dbeta, "dbeta"}});
+  check_all(op, {{&x, "x"},
+                 {&gamma, "gamma"},
+                 {&mean, "mean"},
+                 {&rstd, "rstd"},
+                 {&dy, "dy"},
+                 {&dx, "dx"},
+                 {&dgamma, "dgamma"},
+                 {&dbeta, "dbeta"}});
   check_norm_params(op, x, gamma, mean, rstd);
   expect_shape(op, dbeta, "dbeta", gamma.shape());
   expect_shape(op, dgamma, "dgamma", gamma.shape());
@@ -357,7 +381,11 @@ void TraceDevice::gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
 
 // ---- annotations -------------------------------------------------------------------------------
 
-void TraceDevice::begin_phase(std::string_view name) { recorder_.add(PhaseBegin{std::string(name)}); }
-void TraceDevice::end_phase(std::string_view name) { recorder_.add(PhaseEnd{std::string(name)}); }
+void TraceDevice::begin_phase(std::string_view name) {
+  recorder_.add(PhaseBegin{std::string(name)});
+}
+void TraceDevice::end_phase(std::string_view name) {
+  recorder_.add(PhaseEnd{std::string(name)});
+}
 
 }  // namespace spsim::rt::trace

@@ -8,7 +8,8 @@
 
 namespace spsim::rt::trace {
 
-std::vector<RankTrace> trace_ranks(int world_size, DType dtype, const std::function<void(Device&, Comm&)>& fn) {
+std::vector<RankTrace> trace_ranks(int world_size, DType dtype,
+                                   const std::function<void(Device&, Comm&)>& fn) {
   if (world_size < 1) throw RuntimeError("trace_ranks: world size " + std::to_string(world_size) + " < 1");
   std::vector<RankTrace> traces;
   traces.reserve(static_cast<std::size_t>(world_size));

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "runtime/cost.hpp"
@@ -48,7 +49,8 @@ TEST_CASE("gemm shape errors throw RuntimeError") {
   CHECK_THROWS_AS((void)gemm_dims({5, 7}, {6, 11}, {5, 11}, Trans::N, Trans::N), RuntimeError);  // k 7 vs 6
   CHECK_THROWS_AS((void)gemm_dims({5, 7}, {7, 11}, {5, 12}, Trans::N, Trans::N), RuntimeError);  // c cols
   CHECK_THROWS_AS((void)gemm_dims({5, 7}, {7, 11}, {5, 11}, Trans::T, Trans::N), RuntimeError);  // aᵀ is 7x5
-  CHECK_THROWS_AS((void)gemm_dims({3, 5, 7}, {2, 7, 11}, {3, 5, 11}, Trans::N, Trans::N), RuntimeError);  // 3 vs 2
+  CHECK_THROWS_AS((void)gemm_dims({3, 5, 7}, {2, 7, 11}, {3, 5, 11}, Trans::N, Trans::N),
+                  RuntimeError);  // 3 vs 2
   CHECK_THROWS_AS((void)gemm_dims({1, 1, 5, 7}, {7, 11}, {5, 11}, Trans::N, Trans::N), RuntimeError);  // 4-D
 }
 
@@ -100,7 +102,8 @@ TEST_CASE("causal masking scales attention cost by the allowed fraction") {
   SUBCASE("mask positions must match the block") {
     const auto pos = iota_positions(0, n - 1);
     const Mask m{true, &pos, &pos};
-    CHECK_THROWS_AS((void)cost::attention_forward({1, n, d}, {1, n, d}, {1, n, d}, DType::f32, m), RuntimeError);
+    CHECK_THROWS_AS((void)cost::attention_forward({1, n, d}, {1, n, d}, {1, n, d}, DType::f32, m),
+                    RuntimeError);
   }
 }
 
@@ -121,9 +124,9 @@ TEST_CASE("memory-bound ops: bytes are inputs plus outputs in the dtype's size")
   CHECK(cost::merge_attention(x, DType::f32).bytes_read == 2 * (24 + 6) * 4);
   CHECK(cost::merge_attention(x, DType::f32).bytes_written == (24 + 6) * 4);
   // Every flop count grows with the element count (a few flops per element).
-  for (const OpCost& c : {cost::softmax(x, DType::f32), cost::softmax_backward(x, DType::f32),
-                          cost::gelu(x, DType::f32), cost::gelu_backward(x, DType::f32),
-                          cost::layer_norm(x, DType::f32), cost::add(x, DType::f32)}) {
+  for (const OpCost& c :
+       {cost::softmax(x, DType::f32), cost::softmax_backward(x, DType::f32), cost::gelu(x, DType::f32),
+        cost::gelu_backward(x, DType::f32), cost::layer_norm(x, DType::f32), cost::add(x, DType::f32)}) {
     CHECK(c.flops >= 24);
     CHECK(c.flops <= 20 * 24);
   }
@@ -141,4 +144,48 @@ TEST_CASE("linear is a gemm of 2 rows in out flops") {
   CHECK(cost::linear_backward({10, 6}, {4, 6}, true, false, false, DType::f32).flops ==
         doctest::Approx(2 * 2.0 * 10 * 6 * 4 + 4 * 6));
   CHECK_THROWS_AS((void)cost::linear({10, 6}, {4, 5}, false, DType::f32), RuntimeError);
+}
+
+namespace {
+// Reference: count the allowed (row, col) pairs one by one.
+double brute_force_fraction(const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& cols) {
+  double allowed = 0;
+  for (auto r : rows)
+    for (auto c : cols) allowed += c <= r ? 1 : 0;
+  return rows.empty() || cols.empty() ? 0.0 : allowed / double(rows.size() * cols.size());
+}
+
+// Global positions held by `rank` of `p` for a sequence of s tokens in the three layouts of DESIGN.md §5.
+std::vector<std::int64_t> layout_positions(const char* layout, int rank, int p, std::int64_t s) {
+  std::vector<std::int64_t> pos;
+  const std::int64_t chunk = s / p, half = s / (2 * p);
+  for (std::int64_t t = 0; t < s; ++t) {
+    const std::string l = layout;
+    const bool mine = l == "contiguous" ? t / chunk == rank
+                      : l == "striped"  ? t % p == rank
+                                        : (t / half == rank || t / half == 2 * p - 1 - rank);  // zigzag
+    if (mine) pos.push_back(t);
+  }
+  return pos;
+}
+}  // namespace
+
+TEST_CASE("the fast unmasked fraction equals a pair-by-pair count for every layout and block") {
+  constexpr int p = 4;
+  constexpr std::int64_t s = 48;
+  for (const char* layout : {"contiguous", "zigzag", "striped"})
+    for (int qr = 0; qr < p; ++qr)
+      for (int kr = 0; kr < p; ++kr) {
+        CAPTURE(layout);
+        CAPTURE(qr);
+        CAPTURE(kr);
+        const auto rows = layout_positions(layout, qr, p, s), cols = layout_positions(layout, kr, p, s);
+        const Mask m{true, &rows, &cols};
+        CHECK(unmasked_fraction(m) == doctest::Approx(brute_force_fraction(rows, cols)));
+        CHECK(m.unmasked_fraction() == doctest::Approx(brute_force_fraction(rows, cols)));
+      }
+  // Unsorted positions take the general path.
+  const std::vector<std::int64_t> rows{5, 1, 9, 3}, cols{4, 0, 8, 2, 6};
+  CHECK(unmasked_fraction(Mask{true, &rows, &cols}) == doctest::Approx(brute_force_fraction(rows, cols)));
+  CHECK(unmasked_fraction(Mask{}) == 1.0);
 }

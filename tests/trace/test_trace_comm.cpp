@@ -28,7 +28,7 @@ std::vector<T> all_of_kind(const std::vector<Record>& records) {
 TEST_CASE("collectives record the full per-rank buffer size as bytes") {
   constexpr int p = 4;
   const auto traces = trace_ranks(p, DType::f32, [](Device& dev, Comm& comm) {
-    Tensor x = dev.empty({4, 8});         // 4*8*4 = 128 B
+    Tensor x = dev.empty({4, 8});          // 4*8*4 = 128 B
     Tensor gathered = dev.empty({16, 8});  // P chunks of x
     comm.all_gather(x, gathered).wait();
     Tensor part = dev.empty({1, 8});
@@ -85,7 +85,7 @@ TEST_CASE("Work::wait records a dependency on the comm op; an unwaited Work reco
   REQUIRE(std::holds_alternative<CommOp>(rec.records()[comm_index]));
   dev.gemm(a, a, c, Trans::N, Trans::N);  // overlaps: recorded before the wait
   w.wait();
-  w.wait();  // idempotent: one Wait
+  w.wait();                               // idempotent: one Wait
   dev.gemm(b, a, c, Trans::N, Trans::N);  // depends on the exchange
   Work unwaited = comm.all_reduce(c);
 
@@ -173,8 +173,8 @@ TEST_CASE("split: every rank derives the same group ids and members locally") {
     CHECK(g.id == group_id(g.members));
     members.insert(g.members);
   }
-  CHECK(members == std::set<std::vector<int>>{{0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2, 3}, {4, 5, 6, 7}, {0, 4},
-                                              {1, 5}, {2, 6}, {3, 7}});
+  CHECK(members == std::set<std::vector<int>>{
+                       {0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2, 3}, {4, 5, 6, 7}, {0, 4}, {1, 5}, {2, 6}, {3, 7}});
   for (const RankTrace& t : traces) {
     CAPTURE(t.rank);
     const auto ops = all_of_kind<CommOp>(t.records);
@@ -185,7 +185,7 @@ TEST_CASE("split: every rank derives the same group ids and members locally") {
     CHECK(ops[1].seq == 1);  // the second collective of the same group
     const std::vector<int> pair{std::min(t.rank, partner), std::max(t.rank, partner)};
     CHECK(ops[2].group == group_id(pair));
-    CHECK(ops[2].seq == 0);  // sequence numbers count per group
+    CHECK(ops[2].seq == 0);        // sequence numbers count per group
     CHECK(ops[3].dst == partner);  // p2p peers are world ranks
     CHECK(ops[3].src == partner);
   }

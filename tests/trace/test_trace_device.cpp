@@ -89,7 +89,8 @@ TEST_CASE("attention blocks: causal fraction, and a fully masked block is record
   CHECK_THROWS_AS(dev.attention_block_backward(q, k, v, o, o, lse, dq, dq, dv, 0.5, Mask{}), RuntimeError);
   CHECK_THROWS_AS(dev.attention_block_forward(q, k, v, o, o, 0.5, Mask{}), RuntimeError);
   const auto short_pos = positions(0, n - 1);
-  CHECK_THROWS_AS(dev.attention_block_forward(q, k, v, o, lse, 0.5, Mask{true, &short_pos, &diag}), RuntimeError);
+  CHECK_THROWS_AS(dev.attention_block_forward(q, k, v, o, lse, 0.5, Mask{true, &short_pos, &diag}),
+                  RuntimeError);
   Tensor k3 = dev.empty({3, n, d});  // 4 query batches cannot share 3 kv batches
   CHECK_THROWS_AS(dev.attention_block_forward(q, k3, k3, o, lse, 0.5, Mask{}), RuntimeError);
 }
@@ -101,12 +102,12 @@ TEST_CASE("allocations and frees pair up; peak bytes of a small sequence") {
     Tensor a = dev.empty({4, 4});  // 64 B, live 64
     Tensor b = dev.zeros({8});     // 32 B, live 96 (+ a fill op)
     {
-      Tensor s = dev.slice(a, 0, 1, 2);                  // [2, 4] = 32 B, live 128
-      Tensor r = s.reshape({8});                         // same storage: no allocation
+      Tensor s = dev.slice(a, 0, 1, 2);                   // [2, 4] = 32 B, live 128
+      Tensor r = s.reshape({8});                          // same storage: no allocation
       Tensor p = dev.permute(a, std::vector<int>{1, 0});  // [4, 4] = 64 B, live 192 (peak)
       CHECK(p.shape() == Shape{4, 4});
       CHECK(r.storage() == s.storage());
-    }                                                     // s/r and p freed: live 96
+    }  // s/r and p freed: live 96
     const std::vector<Tensor> parts{b, b};
     Tensor c = dev.concat(parts, 0);  // [16] = 64 B, live 160
     CHECK(c.shape() == Shape{16});
