@@ -10,7 +10,8 @@
 //    buffers were produced by them (PyTorch's ProcessGroupNCCL makes the NCCL stream wait on the
 //    compute stream the same way). A collective also waits until every member of its group has
 //    posted it (matched by group id and `seq`); a send matches the receive with the same
-//    (group, src, dst, tag, sequence number).
+//    (group, src, dst, tag, sequence number). A sendrecv is one op that ends when both its send and
+//    its receive are done; a message to oneself (a ring of one rank) is a local copy.
 //  * Without a Wait a ComputeOp does not depend on any CommOp: this is the overlap.
 //  * Wait{comm_record} (recorded by Work::wait()): every record after it (compute or comm) starts no
 //    earlier than the end of the CommOp at index comm_record. Since the comm stream is in order, this
