@@ -1,0 +1,232 @@
+// FLOP and byte accounting of Device ops, and the operand shape checks the formulas rely on.
+#include "runtime/cost.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace spsim::rt {
+
+namespace {
+
+[[nodiscard]] std::uint64_t bytes_of(const Shape& s, DType dt) {
+  return static_cast<std::uint64_t>(numel(s)) * dtype_bytes(dt);
+}
+[[nodiscard]] double elems(const Shape& s) {
+  return static_cast<double>(numel(s));
+}
+
+[[noreturn]] void fail(const std::string& msg) {
+  throw RuntimeError(msg);
+}
+
+}  // namespace
+
+Matrix3 as_matrix3(const Shape& s, const char* what) {
+  if (s.size() == 2) return {1, s[0], s[1]};
+  if (s.size() == 3) return {s[0], s[1], s[2]};
+  fail(std::string(what) + " must be 2-D or 3-D, got " + to_string(s));
+}
+
+GemmDims gemm_dims(const Shape& a, const Shape& b, const Shape& c, Trans ta, Trans tb) {
+  const Matrix3 ma = as_matrix3(a, "gemm: a"), mb = as_matrix3(b, "gemm: b"), mc = as_matrix3(c, "gemm: c");
+  const std::int64_t m = ta == Trans::N ? ma.rows : ma.cols;
+  const std::int64_t k = ta == Trans::N ? ma.cols : ma.rows;
+  const std::int64_t kb = tb == Trans::N ? mb.rows : mb.cols;
+  const std::int64_t n = tb == Trans::N ? mb.cols : mb.rows;
+  const std::string shapes = " (a " + to_string(a) + (ta == Trans::T ? "ᵀ" : "") + ", b " + to_string(b) +
+                             (tb == Trans::T ? "ᵀ" : "") + ", c " + to_string(c) + ")";
+  if (k != kb) fail("gemm: inner dimensions differ" + shapes);
+  if (mc.rows != m || mc.cols != n) fail("gemm: c is not [m, n]" + shapes);
+  const std::int64_t batch = std::max({ma.batch, mb.batch, mc.batch});
+  for (std::int64_t bx : {ma.batch, mb.batch, mc.batch})
+    if (bx == 0 || batch % bx != 0) fail("gemm: batch counts do not divide each other" + shapes);
+  return {batch, m, n, k};
+}
+
+AttentionDims attention_dims(const Shape& q, const Shape& k, const Shape& v) {
+  const Matrix3 mq = as_matrix3(q, "attention: q"), mk = as_matrix3(k, "attention: k"),
+                mv = as_matrix3(v, "attention: v");
+  const std::string shapes = " (q " + to_string(q) + ", k " + to_string(k) + ", v " + to_string(v) + ")";
+  if (mq.cols != mk.cols) fail("attention: q and k head dims differ" + shapes);
+  if (mk.batch != mv.batch || mk.rows != mv.rows) fail("attention: k and v disagree" + shapes);
+  if (mk.batch == 0 || mq.batch % mk.batch != 0)
+    fail("attention: q batch is not a multiple of k batch" + shapes);
+  return {mq.batch, mk.batch, mq.rows, mk.rows, mq.cols, mv.cols};
+}
+
+void check_mask(const Mask& mask, std::int64_t sq, std::int64_t sk) {
+  if (!mask.causal) return;
+  if (!mask.rows || !mask.cols) fail("causal mask without row/column positions");
+  if (static_cast<std::int64_t>(mask.rows->size()) != sq ||
+      static_cast<std::int64_t>(mask.cols->size()) != sk)
+    fail("causal mask has " + std::to_string(mask.rows->size()) + " row and " +
+         std::to_string(mask.cols->size()) + " column positions for a " + std::to_string(sq) + " x " +
+         std::to_string(sk) + " block");
+}
+
+double unmasked_fraction(const Mask& mask) {
+  if (!mask.causal) return 1.0;
+  if (!mask.rows || !mask.cols) fail("causal mask without row/column positions");
+  const auto& rows = *mask.rows;
+  const auto& cols = *mask.cols;
+  if (rows.empty() || cols.empty()) return 0.0;
+  const auto [rmin, rmax] = std::ranges::minmax(rows);
+  const auto [cmin, cmax] = std::ranges::minmax(cols);
+  if (cmax <= rmin) return 1.0;  // every key precedes every query
+  if (cmin > rmax) return 0.0;   // every key follows every query
+  if (!std::ranges::is_sorted(rows) || !std::ranges::is_sorted(cols)) return mask.unmasked_fraction();
+  // Both ascending: the count of allowed columns (cols[c] <= rows[r]) only grows with r.
+  double allowed = 0;
+  std::size_t c = 0;
+  for (const std::int64_t r : rows) {
+    while (c < cols.size() && cols[c] <= r) ++c;
+    allowed += static_cast<double>(c);
+  }
+  return allowed / (static_cast<double>(rows.size()) * static_cast<double>(cols.size()));
+}
+
+namespace cost {
+
+OpCost gemm(const Shape& a, const Shape& b, const Shape& c, Trans ta, Trans tb, DType dt, bool reads_c) {
+  const GemmDims g = gemm_dims(a, b, c, ta, tb);
+  const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) *
+                       static_cast<double>(g.batch);
+  return {OpClass::gemm, flops, bytes_of(a, dt) + bytes_of(b, dt) + (reads_c ? bytes_of(c, dt) : 0),
+          bytes_of(c, dt)};
+}
+
+namespace {
+// Shared by forward and backward: the per-pair flop factor differs (see the header).
+[[nodiscard]] double attention_pairs(const AttentionDims& a, double fraction) {
+  return static_cast<double>(a.bq) * static_cast<double>(a.sq) * static_cast<double>(a.sk) * fraction;
+}
+[[nodiscard]] std::uint64_t lse_bytes(const AttentionDims& a, DType dt) {
+  return static_cast<std::uint64_t>(a.bq * a.sq) * dtype_bytes(dt);
+}
+}  // namespace
+
+OpCost attention_forward(const Shape& q, const Shape& k, const Shape& v, DType dt, const Mask& mask) {
+  const AttentionDims a = attention_dims(q, k, v);
+  check_mask(mask, a.sq, a.sk);
+  const double fraction = unmasked_fraction(mask);
+  if (fraction == 0.0) return {OpClass::attention_forward, 0, 0, 0};
+  const double flops = attention_pairs(a, fraction) * static_cast<double>(2 * a.d + 2 * a.dv);
+  const std::uint64_t o = static_cast<std::uint64_t>(a.bq * a.sq * a.dv) * dtype_bytes(dt);
+  return {OpClass::attention_forward, flops, bytes_of(q, dt) + bytes_of(k, dt) + bytes_of(v, dt),
+          o + lse_bytes(a, dt)};
+}
+
+OpCost attention_backward(const Shape& q, const Shape& k, const Shape& v, DType dt, const Mask& mask) {
+  const AttentionDims a = attention_dims(q, k, v);
+  check_mask(mask, a.sq, a.sk);
+  const double fraction = unmasked_fraction(mask);
+  if (fraction == 0.0) return {OpClass::attention_backward, 0, 0, 0};
+  // S = q kᵀ, dQ = dS k, dK = dSᵀ q have a d-long side (6·d); dP = dO vᵀ, dV = Pᵀ dO a dv-long one (4·dv).
+  const double flops = attention_pairs(a, fraction) * static_cast<double>(6 * a.d + 4 * a.dv);
+  const std::uint64_t o = static_cast<std::uint64_t>(a.bq * a.sq * a.dv) * dtype_bytes(dt);
+  const std::uint64_t grads = bytes_of(q, dt) + bytes_of(k, dt) + bytes_of(v, dt);  // dq, dk, dv
+  // Reads q, k, v, o, dO, lse and the three accumulators; writes the three accumulators.
+  return {OpClass::attention_backward, flops, grads + 2 * o + lse_bytes(a, dt) + grads, grads};
+}
+
+OpCost softmax(const Shape& x, DType dt) {
+  return {OpClass::softmax, 6 * elems(x), bytes_of(x, dt), bytes_of(x, dt)};
+}
+
+OpCost softmax_backward(const Shape& y, DType dt) {
+  return {OpClass::softmax, 5 * elems(y), 2 * bytes_of(y, dt), bytes_of(y, dt)};
+}
+
+OpCost merge_attention(const Shape& o, DType dt) {
+  if (o.empty()) fail("merge_attention: o must have at least one dimension");
+  const Shape lse(o.begin(), o.end() - 1);
+  const std::uint64_t both = bytes_of(o, dt) + bytes_of(lse, dt);
+  return {OpClass::elementwise, 3 * elems(o) + 8 * elems(lse), 2 * both, both};
+}
+
+OpCost add(const Shape& out, DType dt) {
+  return {OpClass::elementwise, 3 * elems(out), 2 * bytes_of(out, dt), bytes_of(out, dt)};
+}
+
+OpCost scale(const Shape& x, DType dt) {
+  return {OpClass::elementwise, elems(x), bytes_of(x, dt), bytes_of(x, dt)};
+}
+
+OpCost fill(const Shape& x, DType dt) {
+  return {OpClass::copy, 0, 0, bytes_of(x, dt)};
+}
+
+OpCost copy(const Shape& moved, DType dt) {
+  return {OpClass::copy, 0, bytes_of(moved, dt), bytes_of(moved, dt)};
+}
+
+OpCost slice_assign(const Shape& src, DType dt, bool accumulate) {
+  if (!accumulate) return copy(src, dt);
+  return {OpClass::elementwise, elems(src), 2 * bytes_of(src, dt), bytes_of(src, dt)};
+}
+
+namespace {
+struct LinearDims {
+  double rows, in, out;
+};
+[[nodiscard]] LinearDims linear_dims(const Shape& x, const Shape& w) {
+  if (x.empty() || w.size() != 2 || x.back() != w[1])
+    fail("linear: x " + to_string(x) + " and w " + to_string(w) + " do not match (w must be [out, in])");
+  const double in = static_cast<double>(w[1]);
+  return {in == 0 ? 0 : elems(x) / in, in, static_cast<double>(w[0])};
+}
+}  // namespace
+
+OpCost linear(const Shape& x, const Shape& w, bool bias, DType dt) {
+  const LinearDims l = linear_dims(x, w);
+  const double flops = 2 * l.rows * l.in * l.out + (bias ? l.rows * l.out : 0);
+  const auto e = dtype_bytes(dt);
+  const auto y = static_cast<std::uint64_t>(l.rows * l.out) * e;
+  return {OpClass::gemm, flops,
+          bytes_of(x, dt) + bytes_of(w, dt) + (bias ? static_cast<std::uint64_t>(l.out) * e : 0), y};
+}
+
+OpCost linear_backward(const Shape& x, const Shape& w, bool dx, bool bias, bool accumulate_dx, DType dt) {
+  const LinearDims l = linear_dims(x, w);
+  const double flops = (dx ? 2 * l.rows * l.out * l.in : 0) + 2 * l.rows * l.in * l.out + l.out * l.in +
+                       (bias ? l.rows * l.out : 0);
+  const auto e = dtype_bytes(dt);
+  const std::uint64_t xb = bytes_of(x, dt), wb = bytes_of(w, dt);
+  const auto dyb = static_cast<std::uint64_t>(l.rows * l.out) * e;
+  const std::uint64_t bb = bias ? static_cast<std::uint64_t>(l.out) * e : 0;
+  const std::uint64_t read = xb + wb + dyb + wb + bb + (dx && accumulate_dx ? xb : 0);
+  return {OpClass::gemm, flops, read, (dx ? xb : 0) + wb + bb};
+}
+
+namespace {
+// [rows] and [cols] vector bytes of a layer-norm input whose last dim is cols.
+[[nodiscard]] std::uint64_t row_vec_bytes(const Shape& x, DType dt) {
+  return x.empty() || x.back() == 0 ? 0 : static_cast<std::uint64_t>(numel(x) / x.back()) * dtype_bytes(dt);
+}
+[[nodiscard]] std::uint64_t col_vec_bytes(const Shape& x, DType dt) {
+  return x.empty() ? 0 : static_cast<std::uint64_t>(x.back()) * dtype_bytes(dt);
+}
+}  // namespace
+
+OpCost layer_norm(const Shape& x, DType dt) {
+  const std::uint64_t xb = bytes_of(x, dt), rb = row_vec_bytes(x, dt), cb = col_vec_bytes(x, dt);
+  return {OpClass::elementwise, 8 * elems(x), xb + 2 * cb, xb + 2 * rb};
+}
+
+OpCost layer_norm_backward(const Shape& x, DType dt, bool accumulate_dx) {
+  const std::uint64_t xb = bytes_of(x, dt), rb = row_vec_bytes(x, dt), cb = col_vec_bytes(x, dt);
+  // x, dy, gamma, mean, rstd, dgamma, dbeta (+ dx); writes dx, dgamma, dbeta.
+  return {OpClass::elementwise, 13 * elems(x), 2 * xb + cb + 2 * rb + 2 * cb + (accumulate_dx ? xb : 0),
+          xb + 2 * cb};
+}
+
+OpCost gelu(const Shape& x, DType dt) {
+  return {OpClass::elementwise, 10 * elems(x), bytes_of(x, dt), bytes_of(x, dt)};
+}
+
+OpCost gelu_backward(const Shape& x, DType dt) {
+  return {OpClass::elementwise, 15 * elems(x), 2 * bytes_of(x, dt), bytes_of(x, dt)};
+}
+
+}  // namespace cost
+}  // namespace spsim::rt

@@ -1,0 +1,391 @@
+// TraceDevice: shape validation as a real backend does it, and cost records instead of math.
+#include "runtime/trace/trace_device.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+namespace spsim::rt::trace {
+
+namespace {
+
+// Storage without data; its lifetime brackets an Alloc and a Free record.
+class TraceStorage final : public Storage {
+ public:
+  TraceStorage(std::size_t bytes, Recorder recorder) : bytes_(bytes), recorder_(std::move(recorder)) {
+    recorder_.add(Alloc{id(), bytes_});
+  }
+  ~TraceStorage() override {
+    try {
+      recorder_.add(Free{id(), bytes_});
+    } catch (...) {  // out of memory while growing the log: lose the record rather than terminate
+    }
+  }
+  TraceStorage(const TraceStorage&) = delete;
+  TraceStorage& operator=(const TraceStorage&) = delete;
+  [[nodiscard]] void* data() override { return nullptr; }
+  [[nodiscard]] std::size_t bytes() const override { return bytes_; }
+
+ private:
+  std::size_t bytes_;
+  Recorder recorder_;
+};
+
+[[noreturn]] void fail(std::string_view op, const std::string& msg) {
+  throw RuntimeError(std::string(op) + ": " + msg);
+}
+
+void same_shape(std::string_view op, const Tensor& a, const char* an, const Tensor& b, const char* bn) {
+  if (a.shape() != b.shape())
+    fail(op, std::string(an) + " " + to_string(a.shape()) + " and " + bn + " " + to_string(b.shape()) +
+                 " differ");
+}
+
+void expect_shape(std::string_view op, const Tensor& t, const char* what, const Shape& want) {
+  if (t.shape() != want)
+    fail(op, std::string(what) + " is " + to_string(t.shape()) + ", expected " + to_string(want));
+}
+
+[[nodiscard]] std::size_t norm_dim(std::string_view op, int dim, int ndim) {
+  const int k = dim < 0 ? dim + ndim : dim;
+  if (k < 0 || k >= ndim)
+    fail(op, "dim " + std::to_string(dim) + " out of range for a " + std::to_string(ndim) + "-D tensor");
+  return static_cast<std::size_t>(k);
+}
+
+[[nodiscard]] Shape drop_last(const Shape& s) {
+  return Shape(s.begin(), s.end() - (s.empty() ? 0 : 1));
+}
+[[nodiscard]] Shape with_last(Shape s, std::int64_t last) {
+  s.back() = last;
+  return s;
+}
+
+}  // namespace
+
+TraceDevice::TraceDevice(DType dtype, Recorder recorder) : dtype_(dtype), recorder_(std::move(recorder)) {}
+
+void TraceDevice::check(const Tensor& t, const char* op, const char* what) const {
+  if (!t.defined()) fail(op, std::string(what) + " is undefined");
+  if (t.dtype() != dtype_)
+    fail(op, std::string(what) + " is " + std::string(dtype_name(t.dtype())) + " on a " +
+                 std::string(dtype_name(dtype_)) + " device");
+}
+
+void TraceDevice::check_all(const char* op,
+                            std::initializer_list<std::pair<const Tensor*, const char*>> tensors) const {
+  for (auto [t, what] : tensors) check(*t, op, what);
+}
+
+void TraceDevice::record(std::string_view op, const OpCost& cost, std::vector<Shape> shapes, bool skipped) {
+  recorder_.add(ComputeOp{op, cost.op_class, cost.flops, cost.bytes_read, cost.bytes_written, skipped,
+                          std::move(shapes)});
+}
+
+// ---- memory ------------------------------------------------------------------------------------
+
+Tensor TraceDevice::empty(const Shape& shape) {
+  for (auto d : shape)
+    if (d < 0) fail("empty", "negative dimension in " + to_string(shape));
+  const auto bytes = static_cast<std::size_t>(numel(shape)) * dtype_bytes(dtype_);
+  return Tensor(std::make_shared<TraceStorage>(bytes, recorder_), shape, dtype_);
+}
+
+void TraceDevice::fill(Tensor& t, double /*value*/) {
+  check(t, "fill", "t");
+  record("fill", cost::fill(t.shape(), dtype_), {t.shape()});
+}
+
+Tensor TraceDevice::from_host(std::span<const double> values, const Shape& shape) {
+  if (!values.empty() && static_cast<std::int64_t>(values.size()) != numel(shape))
+    fail("from_host", std::to_string(values.size()) + " values for shape " + to_string(shape));
+  return empty(shape);
+}
+
+std::vector<double> TraceDevice::to_host(const Tensor& t) {
+  check(t, "to_host", "t");
+  return std::vector<double>(static_cast<std::size_t>(t.numel()), 0.0);
+}
+
+void TraceDevice::copy(const Tensor& src, Tensor& dst) {
+  check(src, "copy", "src");
+  check(dst, "copy", "dst");
+  if (src.numel() != dst.numel())
+    fail("copy", "src " + to_string(src.shape()) + " and dst " + to_string(dst.shape()) + " differ in numel");
+  record("copy", cost::copy(dst.shape(), dtype_), {src.shape(), dst.shape()});
+}
+
+// ---- linear algebra and attention --------------------------------------------------------------
+
+void TraceDevice::gemm(const Tensor& a, const Tensor& b, Tensor& c, Trans ta, Trans tb, double /*alpha*/,
+                       double beta) {
+  check(a, "gemm", "a");
+  check(b, "gemm", "b");
+  check(c, "gemm", "c");
+  record("gemm", cost::gemm(a.shape(), b.shape(), c.shape(), ta, tb, dtype_, beta != 0.0),
+         {a.shape(), b.shape(), c.shape()});
+}
+
+void TraceDevice::softmax(const Tensor& x, Tensor& y, double /*scale*/, const Mask& mask) {
+  check(x, "softmax", "x");
+  check(y, "softmax", "y");
+  same_shape("softmax", x, "x", y, "y");
+  const Matrix3 m = as_matrix3(x.shape(), "softmax: x");
+  check_mask(mask, m.rows, m.cols);
+  record("softmax", cost::softmax(x.shape(), dtype_), {x.shape(), y.shape()});
+}
+
+void TraceDevice::softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx, double /*scale*/) {
+  check(y, "softmax_backward", "y");
+  check(dy, "softmax_backward", "dy");
+  check(dx, "softmax_backward", "dx");
+  same_shape("softmax_backward", y, "y", dy, "dy");
+  same_shape("softmax_backward", y, "y", dx, "dx");
+  (void)as_matrix3(y.shape(), "softmax_backward: y");
+  record("softmax_backward", cost::softmax_backward(y.shape(), dtype_), {y.shape(), dy.shape(), dx.shape()});
+}
+
+void TraceDevice::attention_block_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                                          Tensor& lse, double /*scale*/, const Mask& mask) {
+  constexpr const char* op = "attention_block_forward";
+  check_all(op, {{&q, "q"}, {&k, "k"}, {&v, "v"}, {&o, "o"}, {&lse, "lse"}});
+  const AttentionDims a = attention_dims(q.shape(), k.shape(), v.shape());
+  expect_shape(op, o, "o", with_last(q.shape(), a.dv));
+  expect_shape(op, lse, "lse", drop_last(q.shape()));
+  const OpCost c = cost::attention_forward(q.shape(), k.shape(), v.shape(), dtype_, mask);
+  record(op, c, {q.shape(), k.shape(), v.shape(), o.shape(), lse.shape()}, c.bytes() == 0);
+}
+
+void TraceDevice::attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
+                                           const Tensor& d_o, const Tensor& lse, Tensor& dq, Tensor& dk,
+                                           Tensor& dv, double /*scale*/, const Mask& mask) {
+  constexpr const char* op = "attention_block_backward";
+  check_all(op, {{&q, "q"},
+                 {&k, "k"},
+                 {&v, "v"},
+                 {&o, "o"},
+                 {&d_o, "d_o"},
+                 {&lse, "lse"},
+                 {&dq, "dq"},
+                 {&dk, "dk"},
+                 {&dv, "dv"}});
+  const AttentionDims a = attention_dims(q.shape(), k.shape(), v.shape());
+  expect_shape(op, o, "o", with_last(q.shape(), a.dv));
+  expect_shape(op, d_o, "d_o", o.shape());
+  expect_shape(op, lse, "lse", drop_last(q.shape()));
+  expect_shape(op, dq, "dq", q.shape());
+  expect_shape(op, dk, "dk", k.shape());
+  expect_shape(op, dv, "dv", v.shape());
+  const OpCost c = cost::attention_backward(q.shape(), k.shape(), v.shape(), dtype_, mask);
+  record(op, c,
+         {q.shape(), k.shape(), v.shape(), o.shape(), d_o.shape(), lse.shape(), dq.shape(), dk.shape(),
+          dv.shape()},
+         c.bytes() == 0);
+}
+
+void TraceDevice::merge_attention(Tensor& o, Tensor& lse, const Tensor& o_blk, const Tensor& lse_blk) {
+  constexpr const char* op = "merge_attention";
+  check_all(op, {{&o, "o"}, {&lse, "lse"}, {&o_blk, "o_blk"}, {&lse_blk, "lse_blk"}});
+  if (o.ndim() < 2) fail(op, "o must be at least 2-D, got " + to_string(o.shape()));
+  same_shape(op, o, "o", o_blk, "o_blk");
+  expect_shape(op, lse, "lse", drop_last(o.shape()));
+  expect_shape(op, lse_blk, "lse_blk", drop_last(o.shape()));
+  record(op, cost::merge_attention(o.shape(), dtype_),
+         {o.shape(), lse.shape(), o_blk.shape(), lse_blk.shape()});
+}
+
+// ---- elementwise and layout --------------------------------------------------------------------
+
+void TraceDevice::add(const Tensor& a, const Tensor& b, Tensor& out, double /*alpha*/, double /*beta*/) {
+  check(a, "add", "a");
+  check(b, "add", "b");
+  check(out, "add", "out");
+  same_shape("add", a, "a", b, "b");
+  same_shape("add", a, "a", out, "out");
+  record("add", cost::add(out.shape(), dtype_), {a.shape(), b.shape(), out.shape()});
+}
+
+void TraceDevice::scale(Tensor& x, double /*alpha*/) {
+  check(x, "scale", "x");
+  record("scale", cost::scale(x.shape(), dtype_), {x.shape()});
+}
+
+Tensor TraceDevice::slice(const Tensor& x, int dim, std::int64_t start, std::int64_t len) {
+  check(x, "slice", "x");
+  const std::size_t d = norm_dim("slice", dim, x.ndim());
+  if (start < 0 || len < 0 || start + len > x.shape()[d])
+    fail("slice", "start " + std::to_string(start) + " and length " + std::to_string(len) +
+                      " out of range for dim " + std::to_string(dim) + " of " + to_string(x.shape()));
+  Shape s = x.shape();
+  s[d] = len;
+  Tensor out = empty(s);
+  record("slice", cost::copy(s, dtype_), {x.shape(), s});
+  return out;
+}
+
+void TraceDevice::slice_assign(Tensor& dst, int dim, std::int64_t start, const Tensor& src, bool accumulate) {
+  check(dst, "slice_assign", "dst");
+  check(src, "slice_assign", "src");
+  const std::size_t d = norm_dim("slice_assign", dim, dst.ndim());
+  Shape want = dst.shape();
+  want[d] = src.ndim() == dst.ndim() ? src.shape()[d] : -1;
+  if (src.shape() != want || start < 0 || start + want[d] > dst.shape()[d])
+    fail("slice_assign", "src " + to_string(src.shape()) + " does not fit dst " + to_string(dst.shape()) +
+                             " at " + std::to_string(start) + " along dim " + std::to_string(dim));
+  record("slice_assign", cost::slice_assign(src.shape(), dtype_, accumulate), {dst.shape(), src.shape()});
+}
+
+Tensor TraceDevice::concat(std::span<const Tensor> parts, int dim) {
+  if (parts.empty()) fail("concat", "no parts");
+  for (const Tensor& p : parts) check(p, "concat", "part");
+  const std::size_t d = norm_dim("concat", dim, parts[0].ndim());
+  Shape outside = parts[0].shape();  // the shape with the concatenated extent zeroed
+  outside[d] = 0;
+  Shape out = outside;
+  std::vector<Shape> shapes;
+  for (const Tensor& p : parts) {
+    Shape s = p.shape();
+    if (s.size() == outside.size()) s[d] = 0;
+    if (s != outside)
+      fail("concat", "part " + to_string(p.shape()) + " does not match " + to_string(parts[0].shape()) +
+                         " outside dim " + std::to_string(dim));
+    out[d] += p.shape()[d];
+    shapes.push_back(p.shape());
+  }
+  Tensor result = empty(out);
+  shapes.push_back(out);
+  record("concat", cost::copy(out, dtype_), std::move(shapes));
+  return result;
+}
+
+Tensor TraceDevice::permute(const Tensor& x, std::span<const int> perm) {
+  check(x, "permute", "x");
+  std::vector<int> sorted(perm.begin(), perm.end());
+  std::ranges::sort(sorted);
+  bool ok = static_cast<int>(perm.size()) == x.ndim();
+  for (std::size_t i = 0; ok && i < sorted.size(); ++i) ok = sorted[i] == static_cast<int>(i);
+  if (!ok)
+    fail("permute",
+         "not a permutation of the " + std::to_string(x.ndim()) + " dims of " + to_string(x.shape()));
+  Shape out(perm.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) out[i] = x.shape()[static_cast<std::size_t>(perm[i])];
+  Tensor result = empty(out);
+  record("permute", cost::copy(out, dtype_), {x.shape(), out});
+  return result;
+}
+
+// ---- transformer layer ops ---------------------------------------------------------------------
+
+void TraceDevice::linear(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) {
+  check(x, "linear", "x");
+  check(w, "linear", "w");
+  check(y, "linear", "y");
+  if (b.defined()) check(b, "linear", "b");
+  if (x.ndim() < 1 || w.ndim() != 2 || x.shape().back() != w.dim(1))
+    fail("linear",
+         "x " + to_string(x.shape()) + " and w " + to_string(w.shape()) + " do not match (w is [out, in])");
+  if (b.defined()) expect_shape("linear", b, "b", {w.dim(0)});
+  expect_shape("linear", y, "y", with_last(x.shape(), w.dim(0)));
+  record("linear", cost::linear(x.shape(), w.shape(), b.defined(), dtype_),
+         {x.shape(), w.shape(), b.defined() ? b.shape() : Shape{}, y.shape()});
+}
+
+void TraceDevice::linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor& dx, Tensor& dw,
+                                  Tensor& db, bool accumulate_dx) {
+  constexpr const char* op = "linear_backward";
+  check(x, op, "x");
+  check(w, op, "w");
+  check(dy, op, "dy");
+  check(dw, op, "dw");
+  if (x.ndim() < 1 || w.ndim() != 2 || x.shape().back() != w.dim(1))
+    fail(op,
+         "x " + to_string(x.shape()) + " and w " + to_string(w.shape()) + " do not match (w is [out, in])");
+  expect_shape(op, dy, "dy", with_last(x.shape(), w.dim(0)));
+  expect_shape(op, dw, "dw", w.shape());
+  if (dx.defined()) {
+    check(dx, op, "dx");
+    expect_shape(op, dx, "dx", x.shape());
+  }
+  if (db.defined()) {
+    check(db, op, "db");
+    expect_shape(op, db, "db", {w.dim(0)});
+  }
+  record(op, cost::linear_backward(x.shape(), w.shape(), dx.defined(), db.defined(), accumulate_dx, dtype_),
+         {x.shape(), w.shape(), dy.shape(), dx.defined() ? dx.shape() : Shape{}, dw.shape(),
+          db.defined() ? db.shape() : Shape{}});
+}
+
+namespace {
+// gamma/beta are [cols]; mean/rstd hold one value per row (numel = numel(x) / cols).
+void check_norm_params(std::string_view op, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                       const Tensor& rstd) {
+  if (x.ndim() < 1) fail(op, "x must be at least 1-D");
+  const std::int64_t cols = x.shape().back();
+  expect_shape(op, gamma, "gamma", {cols});
+  const std::int64_t rows = cols == 0 ? 0 : x.numel() / cols;
+  for (const Tensor* t : {&mean, &rstd})
+    if (t->numel() != rows)
+      fail(op, "mean/rstd " + to_string(t->shape()) + " must hold one value per row of x " +
+                   to_string(x.shape()));
+}
+}  // namespace
+
+void TraceDevice::layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double /*eps*/,
+                             Tensor& y, Tensor& mean, Tensor& rstd) {
+  constexpr const char* op = "layer_norm";
+  check_all(op, {{&x, "x"}, {&gamma, "gamma"}, {&beta, "beta"}, {&y, "y"}, {&mean, "mean"}, {&rstd, "rstd"}});
+  check_norm_params(op, x, gamma, mean, rstd);
+  expect_shape(op, beta, "beta", gamma.shape());
+  same_shape(op, x, "x", y, "y");
+  record(op, cost::layer_norm(x.shape(), dtype_),
+         {x.shape(), gamma.shape(), beta.shape(), y.shape(), mean.shape(), rstd.shape()});
+}
+
+void TraceDevice::layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                      const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
+                                      Tensor& dbeta, bool accumulate_dx) {
+  constexpr const char* op = "layer_norm_backward";
+  check_all(op, {{&x, "x"},
+                 {&gamma, "gamma"},
+                 {&mean, "mean"},
+                 {&rstd, "rstd"},
+                 {&dy, "dy"},
+                 {&dx, "dx"},
+                 {&dgamma, "dgamma"},
+                 {&dbeta, "dbeta"}});
+  check_norm_params(op, x, gamma, mean, rstd);
+  expect_shape(op, dbeta, "dbeta", gamma.shape());
+  expect_shape(op, dgamma, "dgamma", gamma.shape());
+  same_shape(op, x, "x", dy, "dy");
+  same_shape(op, x, "x", dx, "dx");
+  record(op, cost::layer_norm_backward(x.shape(), dtype_, accumulate_dx),
+         {x.shape(), gamma.shape(), mean.shape(), rstd.shape(), dy.shape(), dx.shape(), dgamma.shape(),
+          dbeta.shape()});
+}
+
+void TraceDevice::gelu(const Tensor& x, Tensor& y) {
+  check(x, "gelu", "x");
+  check(y, "gelu", "y");
+  same_shape("gelu", x, "x", y, "y");
+  record("gelu", cost::gelu(x.shape(), dtype_), {x.shape(), y.shape()});
+}
+
+void TraceDevice::gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
+  check(x, "gelu_backward", "x");
+  check(dy, "gelu_backward", "dy");
+  check(dx, "gelu_backward", "dx");
+  same_shape("gelu_backward", x, "x", dy, "dy");
+  same_shape("gelu_backward", x, "x", dx, "dx");
+  record("gelu_backward", cost::gelu_backward(x.shape(), dtype_), {x.shape(), dy.shape(), dx.shape()});
+}
+
+// ---- annotations -------------------------------------------------------------------------------
+
+void TraceDevice::begin_phase(std::string_view name) {
+  recorder_.add(PhaseBegin{std::string(name)});
+}
+void TraceDevice::end_phase(std::string_view name) {
+  recorder_.add(PhaseEnd{std::string(name)});
+}
+
+}  // namespace spsim::rt::trace

@@ -1,0 +1,71 @@
+// TraceDevice: a Device that carries no data; it validates each op like a real backend and records
+// its cost (runtime/cost.hpp), allocations and frees into a Recorder.
+#pragma once
+
+#include <initializer_list>
+#include <utility>
+
+#include "runtime/cost.hpp"
+#include "runtime/device.hpp"
+#include "runtime/trace/trace.hpp"
+
+namespace spsim::rt::trace {
+
+class TraceDevice final : public Device {
+ public:
+  // dtype: the element type of the simulated hardware (bf16, fp16, f32, f64); every tensor has it.
+  TraceDevice(DType dtype, Recorder recorder);
+
+  [[nodiscard]] std::string_view name() const override { return "trace"; }
+  [[nodiscard]] DType dtype() const override { return dtype_; }
+
+  [[nodiscard]] Tensor empty(const Shape& shape) override;
+  void fill(Tensor& t, double value) override;
+  // Records the allocation only: host inputs are notional and exist before the step. `values` may
+  // be empty (no data supplied) or hold numel(shape) values, which are ignored.
+  [[nodiscard]] Tensor from_host(std::span<const double> values, const Shape& shape) override;
+  [[nodiscard]] std::vector<double> to_host(const Tensor& t) override;  // numel zeros, nothing recorded
+  void copy(const Tensor& src, Tensor& dst) override;
+
+  void gemm(const Tensor& a, const Tensor& b, Tensor& c, Trans ta, Trans tb, double alpha = 1.0,
+            double beta = 0.0) override;
+  void softmax(const Tensor& x, Tensor& y, double scale, const Mask& mask) override;
+  void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx, double scale) override;
+  void attention_block_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse,
+                               double scale, const Mask& mask) override;
+  void attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
+                                const Tensor& d_o, const Tensor& lse, Tensor& dq, Tensor& dk, Tensor& dv,
+                                double scale, const Mask& mask) override;
+  void merge_attention(Tensor& o, Tensor& lse, const Tensor& o_blk, const Tensor& lse_blk) override;
+
+  void add(const Tensor& a, const Tensor& b, Tensor& out, double alpha = 1.0, double beta = 1.0) override;
+  void scale(Tensor& x, double alpha) override;
+  [[nodiscard]] Tensor slice(const Tensor& x, int dim, std::int64_t start, std::int64_t len) override;
+  void slice_assign(Tensor& dst, int dim, std::int64_t start, const Tensor& src,
+                    bool accumulate = false) override;
+  [[nodiscard]] Tensor concat(std::span<const Tensor> parts, int dim) override;
+  [[nodiscard]] Tensor permute(const Tensor& x, std::span<const int> perm) override;
+
+  void linear(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override;
+  void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor& dx, Tensor& dw, Tensor& db,
+                       bool accumulate_dx = false) override;
+  void layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, Tensor& y,
+                  Tensor& mean, Tensor& rstd) override;
+  void layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
+                           const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
+                           bool accumulate_dx = false) override;
+  void gelu(const Tensor& x, Tensor& y) override;
+  void gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) override;
+
+  void begin_phase(std::string_view name) override;
+  void end_phase(std::string_view name) override;
+
+ private:
+  void check(const Tensor& t, const char* op, const char* what) const;  // defined, device dtype
+  void check_all(const char* op, std::initializer_list<std::pair<const Tensor*, const char*>> tensors) const;
+  void record(std::string_view op, const OpCost& cost, std::vector<Shape> shapes, bool skipped = false);
+  DType dtype_;
+  Recorder recorder_;
+};
+
+}  // namespace spsim::rt::trace
