@@ -131,7 +131,7 @@ void finalize(Config& c, const strategies::Registry& registry) {
   c.strategy.options = registry.complete_options(info, c.strategy.options, "strategy.options");
   if (info.check) {
     if (auto reason = info.check(models::attention_problem(c.model, c.workload), c.strategy.degree, c.strategy.options))
-      throw InputError("strategy", "strategy '" + c.strategy.name + "' at degree " + std::to_string(c.strategy.degree) +
+      throw InputError("strategy", "'" + c.strategy.name + "' at degree " + std::to_string(c.strategy.degree) +
                                        " cannot run this workload: " + *reason);
   }
 }
