@@ -15,15 +15,16 @@ namespace fs = std::filesystem;
 namespace {
 
 int to_int(std::int64_t v, const std::string& where) {
-  if (v > INT_MAX) throw InputError(where, "must be <= " + std::to_string(INT_MAX) + ", got " + std::to_string(v));
+  if (v > INT_MAX)
+    throw InputError(where, "must be <= " + std::to_string(INT_MAX) + ", got " + std::to_string(v));
   return static_cast<int>(v);
 }
 
 void check_schema_version(const JsonObject& root) {
   const auto v = root.integer("schema_version", 0);
   if (v != schema::version)
-    throw InputError("schema_version", "unsupported schema_version " + std::to_string(v) + "; this spsim reads version " +
-                                           std::to_string(schema::version));
+    throw InputError("schema_version", "unsupported schema_version " + std::to_string(v) +
+                                           "; this spsim reads version " + std::to_string(schema::version));
 }
 
 models::Workload parse_workload(const JsonObject& root) {
@@ -38,7 +39,7 @@ models::Workload parse_workload(const JsonObject& root) {
               : scope == "layer"   ? models::Scope::layer
                                    : models::Scope::model;
   out.passes = w.choice_or("passes", schema::passes, "fwd+bwd") == "fwd" ? models::Passes::fwd
-                                                                          : models::Passes::fwd_bwd;
+                                                                         : models::Passes::fwd_bwd;
   return out;
 }
 
@@ -49,7 +50,8 @@ strategies::Options parse_options(const JsonObject& strategy) {
   if (!strategy.has("options")) return out;
   const Json& options = strategy.at("options");
   const std::string where = strategy.path("options");
-  if (!options.is_object()) throw InputError(where, "expected an object of option: value, got " + describe_json(options));
+  if (!options.is_object())
+    throw InputError(where, "expected an object of option: value, got " + describe_json(options));
   for (const auto& item : options.items()) {
     const Json& v = item.value();
     if (v.is_string()) {
@@ -57,7 +59,8 @@ strategies::Options parse_options(const JsonObject& strategy) {
     } else if (v.is_number_integer()) {
       out[item.key()] = v.dump();
     } else {
-      throw InputError(json_child(where, item.key()), "expected a string or an integer, got " + describe_json(v));
+      throw InputError(json_child(where, item.key()),
+                       "expected a string or an integer, got " + describe_json(v));
     }
   }
   return out;
@@ -68,7 +71,8 @@ StrategyConfig parse_strategy(const JsonObject& root, const strategies::Registry
   StrategyConfig out;
   out.name = s.string("name");
   if (registry.find(out.name) == nullptr)
-    throw InputError(s.path("name"), "unknown strategy '" + out.name + "'; valid strategies: " + join_names(registry.names()));
+    throw InputError(s.path("name"), "unknown strategy '" + out.name +
+                                         "'; valid strategies: " + join_names(registry.names()));
   out.degree = to_int(s.integer("degree", 1), s.path("degree"));
   out.options = parse_options(s);
   return out;
@@ -79,7 +83,8 @@ CollectivesConfig parse_collectives(const JsonObject& root) {
   for (const auto& c : schema::collectives) keys.emplace_back(c.key);
   const auto obj = root.object_or_empty("collectives", keys);
   CollectivesConfig out;
-  std::string* targets[] = {&out.all_reduce, &out.reduce_scatter, &out.all_gather, &out.all_to_all, &out.protocol};
+  std::string* targets[] = {&out.all_reduce, &out.reduce_scatter, &out.all_gather, &out.all_to_all,
+                            &out.protocol};
   for (std::size_t i = 0; i < schema::collectives.size(); ++i)
     *targets[i] = obj.choice_or(schema::collectives[i].key, schema::collectives[i].choices, "auto");
   return out;
@@ -93,7 +98,8 @@ SimulationConfig parse_simulation(const JsonObject& root) {
 CheckConfig parse_check(const JsonObject& root) {
   const auto obj = root.object_or_empty("check", schema::check_keys);
   CheckConfig out;
-  out.dtype = obj.choice_or("dtype", schema::check_dtypes, "float64") == "float32" ? rt::DType::f32 : rt::DType::f64;
+  out.dtype =
+      obj.choice_or("dtype", schema::check_dtypes, "float64") == "float32" ? rt::DType::f32 : rt::DType::f64;
   out.seed = obj.unsigned_or("seed", 1);
   return out;
 }
@@ -130,8 +136,10 @@ void finalize(Config& c, const strategies::Registry& registry) {
   const strategies::StrategyInfo& info = *registry.find(c.strategy.name);
   c.strategy.options = registry.complete_options(info, c.strategy.options, "strategy.options");
   if (info.check) {
-    if (auto reason = info.check(models::attention_problem(c.model, c.workload), c.strategy.degree, c.strategy.options))
-      throw InputError("strategy", "'" + c.strategy.name + "' at degree " + std::to_string(c.strategy.degree) +
+    if (auto reason =
+            info.check(models::attention_problem(c.model, c.workload), c.strategy.degree, c.strategy.options))
+      throw InputError("strategy", "'" + c.strategy.name + "' at degree " +
+                                       std::to_string(c.strategy.degree) +
                                        " cannot run this workload: " + *reason);
   }
 }

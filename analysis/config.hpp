@@ -46,8 +46,8 @@ struct CheckConfig {
 };
 
 struct SweepAxis {
-  std::string path;         // dotted JSON path, e.g. "workload.seq_len"
-  std::vector<Json> values; // validated for the path's type; never empty
+  std::string path;          // dotted JSON path, e.g. "workload.seq_len"
+  std::vector<Json> values;  // validated for the path's type; never empty
 };
 
 // A config without `sweep` is complete: every field validated, every cross-field constraint checked
@@ -59,7 +59,8 @@ struct Config {
   std::filesystem::path source;  // file it came from (relative paths resolve against its folder)
   models::ModelSpec model;
   models::Workload workload;
-  nlohmann::json cluster = nlohmann::json::object();  // an object; the simulator's cluster parser validates it
+  nlohmann::json cluster =
+      nlohmann::json::object();  // an object; the simulator's cluster parser validates it
   StrategyConfig strategy;
   ParallelConfig parallel;
   CollectivesConfig collectives;

@@ -10,21 +10,23 @@ namespace spsim::analysis::schema {
 
 inline constexpr std::int64_t version = 1;
 
-inline const std::vector<std::string> top_keys = {"schema_version", "name",        "model",      "workload",
-                                                  "cluster",        "strategy",    "parallel",   "collectives",
-                                                  "simulation",     "check",       "sweep"};
+inline const std::vector<std::string> top_keys = {"schema_version", "name",     "model",    "workload",
+                                                  "cluster",        "strategy", "parallel", "collectives",
+                                                  "simulation",     "check",    "sweep"};
 
 // Integer model dimensions and their smallest valid value (vocab 0 = no embedding / LM head).
 struct ModelDim {
   const char* key;
   std::int64_t min;
 };
-inline const std::vector<ModelDim> model_dims = {{"hidden", 1},     {"heads", 1},  {"kv_heads", 1}, {"head_dim", 1},
-                                                 {"ffn_hidden", 1}, {"layers", 1}, {"vocab", 0}};
+inline const std::vector<ModelDim> model_dims = {{"hidden", 1},   {"heads", 1},      {"kv_heads", 1},
+                                                 {"head_dim", 1}, {"ffn_hidden", 1}, {"layers", 1},
+                                                 {"vocab", 0}};
 inline const std::vector<std::string> model_keys = {"preset",   "hf_config",  "hidden", "heads", "kv_heads",
                                                     "head_dim", "ffn_hidden", "layers", "vocab"};
 
-inline const std::vector<std::string> workload_keys = {"seq_len", "batch", "dtype", "causal", "scope", "passes"};
+inline const std::vector<std::string> workload_keys = {"seq_len", "batch", "dtype",
+                                                       "causal",  "scope", "passes"};
 inline const std::vector<std::string> workload_dtypes = {"bf16", "fp16", "float32", "float64"};
 inline const std::vector<std::string> scopes = {"attention", "layer", "model"};
 inline const std::vector<std::string> passes = {"fwd", "fwd+bwd"};

@@ -71,7 +71,9 @@ std::string parse_error_detail(const std::string& what) {
   return colon == std::string::npos ? what : what.substr(colon + 2);
 }
 
-std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+std::string quoted(const fs::path& p) {
+  return "'" + p.string() + "'";
+}
 
 }  // namespace
 
@@ -88,7 +90,8 @@ Json read_json_file(const fs::path& path, const std::string& where) {
   } catch (const nlohmann::json::parse_error& e) {
     const auto lc = line_column(text, e.byte);
     throw InputError(where, "malformed JSON in " + quoted(path) + " at line " + std::to_string(lc.line) +
-                                ", column " + std::to_string(lc.column) + ": " + parse_error_detail(e.what()));
+                                ", column " + std::to_string(lc.column) + ": " +
+                                parse_error_detail(e.what()));
   }
 }
 
@@ -118,9 +121,11 @@ bool expect_bool(const Json& value, const std::string& where) {
   return value.get<bool>();
 }
 
-std::string expect_choice(const Json& value, const std::string& where, const std::vector<std::string>& choices) {
+std::string expect_choice(const Json& value, const std::string& where,
+                          const std::vector<std::string>& choices) {
   if (!value.is_string())
-    throw InputError(where, "expected a string (one of " + join_names(choices) + "), got " + describe_json(value));
+    throw InputError(where,
+                     "expected a string (one of " + join_names(choices) + "), got " + describe_json(value));
   auto s = value.get<std::string>();
   if (std::find(choices.begin(), choices.end(), s) == choices.end())
     throw InputError(where, "unknown value '" + s + "'; valid choices: " + join_names(choices));
@@ -137,7 +142,9 @@ JsonObject::JsonObject(const Json& value, std::string path, const std::vector<st
   }
 }
 
-bool JsonObject::has(std::string_view key) const { return value_.contains(key); }
+bool JsonObject::has(std::string_view key) const {
+  return value_.contains(key);
+}
 
 const Json& JsonObject::at(std::string_view key) const {
   auto it = value_.find(key);
@@ -157,7 +164,9 @@ std::uint64_t JsonObject::unsigned_or(std::string_view key, std::uint64_t fallba
   return has(key) ? expect_unsigned(at(key), path(key)) : fallback;
 }
 
-std::string JsonObject::string(std::string_view key) const { return expect_string(at(key), path(key)); }
+std::string JsonObject::string(std::string_view key) const {
+  return expect_string(at(key), path(key));
+}
 
 std::string JsonObject::string_or(std::string_view key, const std::string& fallback) const {
   return has(key) ? string(key) : fallback;

@@ -58,7 +58,8 @@ class JsonObject {
   [[nodiscard]] bool boolean_or(std::string_view key, bool fallback) const;
   // A nested object; an absent optional section reads as an empty object.
   [[nodiscard]] JsonObject object(std::string_view key, const std::vector<std::string>& allowed) const;
-  [[nodiscard]] JsonObject object_or_empty(std::string_view key, const std::vector<std::string>& allowed) const;
+  [[nodiscard]] JsonObject object_or_empty(std::string_view key,
+                                           const std::vector<std::string>& allowed) const;
 
  private:
   const Json& value_;

@@ -46,10 +46,17 @@ struct HfKey {
   std::int64_t min;
 };
 const std::vector<HfKey> hf_keys = {
-    {"hidden_size", "hidden", 1},       {"num_attention_heads", "heads", 1}, {"num_key_value_heads", "kv_heads", 1},
-    {"head_dim", "head_dim", 1},        {"intermediate_size", "ffn_hidden", 1}, {"num_hidden_layers", "layers", 1},
-    {"vocab_size", "vocab", 0},         {"n_embd", "hidden", 1},            {"n_head", "heads", 1},
-    {"n_inner", "ffn_hidden", 1},       {"n_layer", "layers", 1},
+    {"hidden_size", "hidden", 1},
+    {"num_attention_heads", "heads", 1},
+    {"num_key_value_heads", "kv_heads", 1},
+    {"head_dim", "head_dim", 1},
+    {"intermediate_size", "ffn_hidden", 1},
+    {"num_hidden_layers", "layers", 1},
+    {"vocab_size", "vocab", 0},
+    {"n_embd", "hidden", 1},
+    {"n_head", "heads", 1},
+    {"n_inner", "ffn_hidden", 1},
+    {"n_layer", "layers", 1},
 };
 
 ModelFields read_hf_config(const JsonObject& model, const fs::path& base_dir) {
@@ -64,28 +71,29 @@ ModelFields read_hf_config(const JsonObject& model, const fs::path& base_dir) {
   for (const auto& key : hf_keys) {
     auto it = doc.find(key.hf);
     FieldPtr field = field_of(key.ours);
-    if (it == doc.end() || it->is_null() || (fields.*field).has_value()) continue;  // null: "not set" in HF files
+    if (it == doc.end() || it->is_null() || (fields.*field).has_value())
+      continue;  // null: "not set" in HF files
     fields.*field = expect_integer(*it, file.string() + ":" + key.hf, key.min);
   }
   if (!fields.hidden || !fields.heads)
-    throw InputError(where, "'" + file.string() +
-                                "' has no hidden_size / num_attention_heads; is it a Hugging Face model config?");
+    throw InputError(where,
+                     "'" + file.string() +
+                         "' has no hidden_size / num_attention_heads; is it a Hugging Face model config?");
   return fields;
 }
 
 bool plausible_preset_name(const std::string& name) {
-  return !name.empty() && name.front() != '.' &&
-         std::all_of(name.begin(), name.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-                  c == '_' || c == '.';
-         });
+  return !name.empty() && name.front() != '.' && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
+  });
 }
 
 ModelFields read_preset(const std::string& name, const std::string& where) {
   const auto names = model_preset_names();
   if (!plausible_preset_name(name) || std::find(names.begin(), names.end(), name) == names.end()) {
-    const std::string listing = names.empty() ? "(none found in " + (config_dir() / "models").string() + ")"
-                                              : join_names(names);
+    const std::string listing =
+        names.empty() ? "(none found in " + (config_dir() / "models").string() + ")" : join_names(names);
     throw InputError(where, "unknown model preset '" + name + "'; valid presets: " + listing);
   }
   const fs::path file = config_dir() / "models" / (name + ".json");
@@ -101,8 +109,12 @@ ModelFields read_preset(const std::string& name, const std::string& where) {
 }
 
 models::ModelSpec finish(const ModelFields& f) {
-  if (!f.hidden) throw InputError("model.hidden", "missing required key 'hidden' (give model.preset, model.hf_config or model.hidden)");
-  if (!f.heads) throw InputError("model.heads", "missing required key 'heads' (give model.preset, model.hf_config or model.heads)");
+  if (!f.hidden)
+    throw InputError("model.hidden",
+                     "missing required key 'hidden' (give model.preset, model.hf_config or model.hidden)");
+  if (!f.heads)
+    throw InputError("model.heads",
+                     "missing required key 'heads' (give model.preset, model.hf_config or model.heads)");
   models::ModelSpec m;
   m.name = f.name;
   m.hidden = *f.hidden;
@@ -148,7 +160,8 @@ void check_model(const models::ModelSpec& m) {
                                            std::to_string(m.heads) + "; give model.head_dim explicitly");
   if (m.heads % m.kv_heads != 0)
     throw InputError("model.kv_heads", "heads " + std::to_string(m.heads) + " is not divisible by kv_heads " +
-                                           std::to_string(m.kv_heads) + " (each KV head serves heads/kv_heads query heads)");
+                                           std::to_string(m.kv_heads) +
+                                           " (each KV head serves heads/kv_heads query heads)");
 }
 
 models::ModelSpec load_model_preset(const std::string& name) {

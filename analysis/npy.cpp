@@ -28,8 +28,8 @@ std::string shape_tuple(const std::vector<std::int64_t>& shape) {
 }
 
 template <class T>
-void write_array(const std::filesystem::path& path, std::span<const T> data, const std::vector<std::int64_t>& shape,
-                 const char* descr) {
+void write_array(const std::filesystem::path& path, std::span<const T> data,
+                 const std::vector<std::int64_t>& shape, const char* descr) {
   std::int64_t n = 1;
   for (auto d : shape) {
     if (d < 0) throw std::invalid_argument("write_npy: negative dimension");
@@ -58,23 +58,34 @@ void write_array(const std::filesystem::path& path, std::span<const T> data, con
 }  // namespace
 
 std::string npy_header(const std::string& descr, const std::vector<std::int64_t>& shape) {
-  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape_tuple(shape) + ", }";
+  std::string dict =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape_tuple(shape) + ", }";
   const std::size_t unpadded = preamble_bytes + dict.size() + 1;  // + the closing '\n'
   dict.append((alignment - unpadded % alignment) % alignment, ' ');
   dict += '\n';
   const auto len = static_cast<std::uint16_t>(dict.size());
-  const char magic[] = {'\x93', 'N', 'U', 'M', 'P', 'Y', '\x01', '\x00',  // magic, version 1.0
-                        static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
+  const char magic[] = {'\x93',
+                        'N',
+                        'U',
+                        'M',
+                        'P',
+                        'Y',
+                        '\x01',
+                        '\x00',  // magic, version 1.0
+                        static_cast<char>(len & 0xFF),
+                        static_cast<char>(len >> 8)};
   std::string out(magic, preamble_bytes);
   out.append(dict);
   return out;
 }
 
-void write_npy(const std::filesystem::path& path, std::span<const double> data, const std::vector<std::int64_t>& shape) {
+void write_npy(const std::filesystem::path& path, std::span<const double> data,
+               const std::vector<std::int64_t>& shape) {
   write_array(path, data, shape, "<f8");
 }
 
-void write_npy(const std::filesystem::path& path, std::span<const float> data, const std::vector<std::int64_t>& shape) {
+void write_npy(const std::filesystem::path& path, std::span<const float> data,
+               const std::vector<std::int64_t>& shape) {
   write_array(path, data, shape, "<f4");
 }
 

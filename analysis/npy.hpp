@@ -19,7 +19,9 @@ namespace spsim::analysis {
 
 // Writes `data` (C order, numel(shape) values) as `path`. A shape that does not match data.size() is a
 // programming error (std::invalid_argument); a file that cannot be written is an InputError at the path.
-void write_npy(const std::filesystem::path& path, std::span<const double> data, const std::vector<std::int64_t>& shape);
-void write_npy(const std::filesystem::path& path, std::span<const float> data, const std::vector<std::int64_t>& shape);
+void write_npy(const std::filesystem::path& path, std::span<const double> data,
+               const std::vector<std::int64_t>& shape);
+void write_npy(const std::filesystem::path& path, std::span<const float> data,
+               const std::vector<std::int64_t>& shape);
 
 }  // namespace spsim::analysis

@@ -35,7 +35,8 @@ std::vector<std::string> option_names(const strategies::Registry& registry) {
 std::vector<Settable> settable(const strategies::Registry& registry) {
   std::vector<Settable> out;
   out.push_back({"model.preset", Kind::choice, 0, model_preset_names()});
-  for (const auto& dim : schema::model_dims) out.push_back({std::string("model.") + dim.key, Kind::integer, dim.min, {}});
+  for (const auto& dim : schema::model_dims)
+    out.push_back({std::string("model.") + dim.key, Kind::integer, dim.min, {}});
   out.push_back({"workload.seq_len", Kind::integer, 1, {}});
   out.push_back({"workload.batch", Kind::integer, 1, {}});
   out.push_back({"workload.dtype", Kind::choice, 0, schema::workload_dtypes});
@@ -51,7 +52,8 @@ std::vector<Settable> settable(const strategies::Registry& registry) {
   out.push_back({"strategy.degree", Kind::integer, 1, {}});
   for (const auto& name : option_names(registry)) out.push_back({options_prefix + name, Kind::option, 0, {}});
   out.push_back({"parallel.dp", Kind::integer, 1, {}});
-  for (const auto& c : schema::collectives) out.push_back({std::string("collectives.") + c.key, Kind::choice, 0, c.choices});
+  for (const auto& c : schema::collectives)
+    out.push_back({std::string("collectives.") + c.key, Kind::choice, 0, c.choices});
   out.push_back({"simulation.network", Kind::choice, 0, schema::networks});
   out.push_back({"check.dtype", Kind::choice, 0, schema::check_dtypes});
   out.push_back({"check.seed", Kind::unsigned_integer, 0, {}});
@@ -78,20 +80,35 @@ void check_option_value(const std::string& option, const Json& value, const std:
         if (std::find(choices.begin(), choices.end(), c) == choices.end()) choices.push_back(c);
     }
   }
-  if (std::find(choices.begin(), choices.end(), text) != choices.end() || (takes_integers && is_digits(text))) return;
+  if (std::find(choices.begin(), choices.end(), text) != choices.end() || (takes_integers && is_digits(text)))
+    return;
   std::string valid = choices.empty() ? "" : join_names(choices);
   if (takes_integers) valid += (valid.empty() ? "" : ", or ") + std::string("a non-negative integer");
-  throw InputError(where, "unknown value '" + text + "' for option '" + option + "'; valid choices: " + valid);
+  throw InputError(where,
+                   "unknown value '" + text + "' for option '" + option + "'; valid choices: " + valid);
 }
 
-void check_value(const Settable& s, const Json& value, const std::string& where, const strategies::Registry& registry) {
+void check_value(const Settable& s, const Json& value, const std::string& where,
+                 const strategies::Registry& registry) {
   switch (s.kind) {
-    case Kind::integer: (void)expect_integer(value, where, s.min); return;
-    case Kind::unsigned_integer: (void)expect_unsigned(value, where); return;
-    case Kind::text: (void)expect_string(value, where); return;
-    case Kind::choice: (void)expect_choice(value, where, s.choices); return;
-    case Kind::boolean: (void)expect_bool(value, where); return;
-    case Kind::option: check_option_value(s.path.substr(options_prefix.size()), value, where, registry); return;
+    case Kind::integer:
+      (void)expect_integer(value, where, s.min);
+      return;
+    case Kind::unsigned_integer:
+      (void)expect_unsigned(value, where);
+      return;
+    case Kind::text:
+      (void)expect_string(value, where);
+      return;
+    case Kind::choice:
+      (void)expect_choice(value, where, s.choices);
+      return;
+    case Kind::boolean:
+      (void)expect_bool(value, where);
+      return;
+    case Kind::option:
+      check_option_value(s.path.substr(options_prefix.size()), value, where, registry);
+      return;
   }
 }
 
@@ -114,22 +131,28 @@ std::vector<std::string> sweep_paths(const strategies::Registry& registry) {
   return out;
 }
 
-std::string sweep_value_text(const Json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
+std::string sweep_value_text(const Json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
 
 std::vector<SweepAxis> parse_sweep_axes(const JsonObject& root, const strategies::Registry& registry) {
   if (!root.has("sweep")) return {};
   const Json& sweep = root.at("sweep");
   if (!sweep.is_object())
-    throw InputError("sweep", "expected an object mapping dotted paths to value lists, got " + describe_json(sweep));
+    throw InputError("sweep",
+                     "expected an object mapping dotted paths to value lists, got " + describe_json(sweep));
   const auto table = settable(registry);
   std::vector<SweepAxis> axes;
   for (const auto& item : sweep.items()) {
     const std::string where = json_child("sweep", item.key());
-    auto it = std::find_if(table.begin(), table.end(), [&](const Settable& s) { return s.path == item.key(); });
+    auto it =
+        std::find_if(table.begin(), table.end(), [&](const Settable& s) { return s.path == item.key(); });
     if (it == table.end())
-      throw InputError(where, "'" + item.key() + "' cannot be swept; settable paths: " + join_names(sweep_paths(registry)));
+      throw InputError(where, "'" + item.key() +
+                                  "' cannot be swept; settable paths: " + join_names(sweep_paths(registry)));
     const Json& values = item.value();
-    if (!values.is_array()) throw InputError(where, "expected a list of values, got " + describe_json(values));
+    if (!values.is_array())
+      throw InputError(where, "expected a list of values, got " + describe_json(values));
     if (values.empty()) throw InputError(where, "empty value list; give at least one value");
     SweepAxis axis{item.key(), {}};
     for (std::size_t i = 0; i < values.size(); ++i) {
@@ -171,7 +194,8 @@ std::vector<SweepPoint> expand_sweep(const Config& config, const strategies::Reg
   std::vector<std::size_t> index(axes.size(), 0);  // an odometer: the last axis turns fastest
   for (std::size_t n = 0; n < total; ++n) {
     SweepPoint p;
-    for (std::size_t a = 0; a < axes.size(); ++a) p.values.push_back({axes[a].path, axes[a].values[index[a]]});
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      p.values.push_back({axes[a].path, axes[a].values[index[a]]});
     try {
       p.config = parse_config(point_document(config.raw, p.values), config.source, registry);
     } catch (const InputError& e) {

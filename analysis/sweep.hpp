@@ -28,11 +28,12 @@ inline constexpr std::size_t max_sweep_points = 100000;
 // a sweep gives one point (itself, no values). A point whose combination of values is impossible (a
 // strategy constraint, heads % kv_heads, ...) is returned with `error` set instead of aborting the sweep;
 // each value was validated for its path's type when the config was parsed.
-[[nodiscard]] std::vector<SweepPoint> expand_sweep(const Config& config,
-                                                   const strategies::Registry& registry = strategies::builtin());
+[[nodiscard]] std::vector<SweepPoint> expand_sweep(
+    const Config& config, const strategies::Registry& registry = strategies::builtin());
 
 // Every dotted path a sweep may set, with the registry's strategy options as strategy.options.<name>.
-[[nodiscard]] std::vector<std::string> sweep_paths(const strategies::Registry& registry = strategies::builtin());
+[[nodiscard]] std::vector<std::string> sweep_paths(
+    const strategies::Registry& registry = strategies::builtin());
 
 // A sweep value as a table cell shows it: strings without quotes, anything else as JSON.
 [[nodiscard]] std::string sweep_value_text(const Json& value);
@@ -40,7 +41,8 @@ inline constexpr std::size_t max_sweep_points = 100000;
 // Reads and validates the `sweep` section of a config's root object (empty when there is none):
 // unknown path, a value list that is not a non-empty array, or a value of the wrong type is an InputError
 // at "sweep.<path>" or "sweep.<path>[i]".
-[[nodiscard]] std::vector<SweepAxis> parse_sweep_axes(const JsonObject& root, const strategies::Registry& registry);
+[[nodiscard]] std::vector<SweepAxis> parse_sweep_axes(const JsonObject& root,
+                                                      const strategies::Registry& registry);
 
 // `doc` without its sweep section and with each value set at its dotted path (objects created as needed).
 [[nodiscard]] Json point_document(const Json& doc, const std::vector<SweepValue>& values);

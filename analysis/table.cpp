@@ -129,9 +129,13 @@ std::string Table::to_csv() const {
   return out;
 }
 
-std::string format_fixed(double value, int digits) { return printf_double("%.*f", digits, value); }
+std::string format_fixed(double value, int digits) {
+  return printf_double("%.*f", digits, value);
+}
 
-std::string format_scientific(double value, int digits) { return printf_double("%.*e", digits, value); }
+std::string format_scientific(double value, int digits) {
+  return printf_double("%.*e", digits, value);
+}
 
 std::string format_bytes(double bytes) {
   static constexpr const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};

@@ -1,11 +1,12 @@
 // Config parsing: a valid document becomes typed fields; every bad input is an InputError naming the
 // JSON path, the bad value and the valid choices.
+#include "analysis/config.hpp"
+
 #include <doctest/doctest.h>
 
 #include <climits>
 #include <functional>
 
-#include "analysis/config.hpp"
 #include "analysis/model_config.hpp"
 #include "tests/analysis/helpers.hpp"
 
@@ -123,9 +124,10 @@ TEST_CASE("defaults of optional sections and the name from the file") {
 }
 
 TEST_CASE("every workload dtype name maps to its DType") {
-  const std::vector<std::pair<std::string, spsim::rt::DType>> names = {
-      {"bf16", spsim::rt::DType::bf16}, {"fp16", spsim::rt::DType::f16},
-      {"float32", spsim::rt::DType::f32}, {"float64", spsim::rt::DType::f64}};
+  const std::vector<std::pair<std::string, spsim::rt::DType>> names = {{"bf16", spsim::rt::DType::bf16},
+                                                                       {"fp16", spsim::rt::DType::f16},
+                                                                       {"float32", spsim::rt::DType::f32},
+                                                                       {"float64", spsim::rt::DType::f64}};
   for (const auto& [name, dtype] : names) {
     CAPTURE(name);
     Json doc = base();
@@ -141,7 +143,8 @@ TEST_CASE("strategy options may be strings or integers and are stored as strings
   info.options = {{"chunks", "an integer option", {}, "1"}, {"mode", "a named option", {"a", "b"}, "a"}};
   registry.add(info);
   Json doc = base();
-  doc["strategy"] = Json::parse(R"({ "name": "fake", "degree": 2, "options": { "chunks": 8, "mode": "b" } })");
+  doc["strategy"] =
+      Json::parse(R"({ "name": "fake", "degree": 2, "options": { "chunks": 8, "mode": "b" } })");
   const auto c = parse_config(doc, "", registry);
   CHECK(c.strategy.options.at("chunks") == "8");
   CHECK(c.strategy.options.at("mode") == "b");
@@ -152,25 +155,48 @@ TEST_CASE("structural errors name the path, the bad value and the valid keys") {
   check_cases({
       {"unknown top-level key", [](Json& d) { d["colectives"] = Json::object(); }, "colectives",
        with({"'colectives'", "collectives"}, top_keys)},
-      {"unknown workload key", [](Json& d) { d["workload"]["seqlen"] = 3; }, "workload.seqlen",
+      {"unknown workload key",
+       [](Json& d) { d["workload"]["seqlen"] = 3; },
+       "workload.seqlen",
        {"'seqlen'", "seq_len", "batch", "dtype", "causal", "scope", "passes"}},
-      {"unknown strategy key", [](Json& d) { d["strategy"]["degre"] = 3; }, "strategy.degre",
+      {"unknown strategy key",
+       [](Json& d) { d["strategy"]["degre"] = 3; },
+       "strategy.degre",
        {"'degre'", "name", "degree", "options"}},
-      {"unknown model key", [](Json& d) { d["model"]["hiden"] = 3; }, "model.hiden",
+      {"unknown model key",
+       [](Json& d) { d["model"]["hiden"] = 3; },
+       "model.hiden",
        {"'hiden'", "preset", "hf_config", "hidden", "kv_heads", "head_dim", "ffn_hidden", "layers", "vocab"}},
-      {"unknown check key", [](Json& d) { d["check"] = Json::parse(R"({"sed": 1})"); }, "check.sed",
+      {"unknown check key",
+       [](Json& d) { d["check"] = Json::parse(R"({"sed": 1})"); },
+       "check.sed",
        {"'sed'", "dtype", "seed"}},
-      {"unknown parallel key", [](Json& d) { d["parallel"] = Json::parse(R"({"tp": 2})"); }, "parallel.tp",
+      {"unknown parallel key",
+       [](Json& d) { d["parallel"] = Json::parse(R"({"tp": 2})"); },
+       "parallel.tp",
        {"'tp'", "dp"}},
-      {"missing schema_version", [](Json& d) { d.erase("schema_version"); }, "schema_version",
+      {"missing schema_version",
+       [](Json& d) { d.erase("schema_version"); },
+       "schema_version",
        {"missing", "schema_version"}},
       {"schema_version 2", [](Json& d) { d["schema_version"] = 2; }, "schema_version", {"2", "version 1"}},
       {"missing workload", [](Json& d) { d.erase("workload"); }, "workload", {"missing", "workload"}},
-      {"missing seq_len", [](Json& d) { d["workload"].erase("seq_len"); }, "workload.seq_len", {"missing", "seq_len"}},
-      {"missing degree", [](Json& d) { d["strategy"].erase("degree"); }, "strategy.degree", {"missing", "degree"}},
+      {"missing seq_len",
+       [](Json& d) { d["workload"].erase("seq_len"); },
+       "workload.seq_len",
+       {"missing", "seq_len"}},
+      {"missing degree",
+       [](Json& d) { d["strategy"].erase("degree"); },
+       "strategy.degree",
+       {"missing", "degree"}},
       {"workload not an object", [](Json& d) { d["workload"] = 5; }, "workload", {"expected an object", "5"}},
-      {"cluster not an object", [](Json& d) { d["cluster"] = "dgx"; }, "cluster", {"expected an object", "\"dgx\""}},
-      {"options not an object", [](Json& d) { d["strategy"]["options"] = Json::array(); }, "strategy.options",
+      {"cluster not an object",
+       [](Json& d) { d["cluster"] = "dgx"; },
+       "cluster",
+       {"expected an object", "\"dgx\""}},
+      {"options not an object",
+       [](Json& d) { d["strategy"]["options"] = Json::array(); },
+       "strategy.options",
        {"expected an object"}},
   });
 }
@@ -184,49 +210,91 @@ TEST_CASE("the root must be an object") {
 
 TEST_CASE("wrong types and out-of-range numbers") {
   check_cases({
-      {"seq_len as a string", [](Json& d) { d["workload"]["seq_len"] = "4096"; }, "workload.seq_len",
+      {"seq_len as a string",
+       [](Json& d) { d["workload"]["seq_len"] = "4096"; },
+       "workload.seq_len",
        {"expected an integer", "\"4096\""}},
-      {"seq_len as a float", [](Json& d) { d["workload"]["seq_len"] = 40.5; }, "workload.seq_len",
+      {"seq_len as a float",
+       [](Json& d) { d["workload"]["seq_len"] = 40.5; },
+       "workload.seq_len",
        {"expected an integer", "40.5"}},
-      {"causal as a string", [](Json& d) { d["workload"]["causal"] = "yes"; }, "workload.causal",
+      {"causal as a string",
+       [](Json& d) { d["workload"]["causal"] = "yes"; },
+       "workload.causal",
        {"true or false", "\"yes\""}},
       {"name as a number", [](Json& d) { d["name"] = 3; }, "name", {"expected a string", "3"}},
-      {"strategy name as a number", [](Json& d) { d["strategy"]["name"] = 1; }, "strategy.name",
+      {"strategy name as a number",
+       [](Json& d) { d["strategy"]["name"] = 1; },
+       "strategy.name",
        {"expected a string", "1"}},
       {"degree 0", [](Json& d) { d["strategy"]["degree"] = 0; }, "strategy.degree", {">= 1", "got 0"}},
-      {"degree negative", [](Json& d) { d["strategy"]["degree"] = -2; }, "strategy.degree", {">= 1", "got -2"}},
-      {"degree above INT_MAX", [](Json& d) { d["strategy"]["degree"] = std::int64_t{INT_MAX} + 1; },
-       "strategy.degree", {std::to_string(std::int64_t{INT_MAX} + 1)}},
-      {"degree as a float", [](Json& d) { d["strategy"]["degree"] = 2.5; }, "strategy.degree",
+      {"degree negative",
+       [](Json& d) { d["strategy"]["degree"] = -2; },
+       "strategy.degree",
+       {">= 1", "got -2"}},
+      {"degree above INT_MAX",
+       [](Json& d) { d["strategy"]["degree"] = std::int64_t{INT_MAX} + 1; },
+       "strategy.degree",
+       {std::to_string(std::int64_t{INT_MAX} + 1)}},
+      {"degree as a float",
+       [](Json& d) { d["strategy"]["degree"] = 2.5; },
+       "strategy.degree",
        {"expected an integer", "2.5"}},
       {"batch 0", [](Json& d) { d["workload"]["batch"] = 0; }, "workload.batch", {"got 0"}},
-      {"seq_len beyond int64", [](Json& d) { d["workload"]["seq_len"] = std::uint64_t{1} << 63; },
-       "workload.seq_len", {"out of range", "9223372036854775808"}},
-      {"dp 0", [](Json& d) { d["parallel"] = Json::parse(R"({"dp": 0})"); }, "parallel.dp", {">= 1", "got 0"}},
-      {"seed negative", [](Json& d) { d["check"] = Json::parse(R"({"seed": -1})"); }, "check.seed", {">= 0", "-1"}},
-      {"seed as a string", [](Json& d) { d["check"] = Json::parse(R"({"seed": "1"})"); }, "check.seed",
+      {"seq_len beyond int64",
+       [](Json& d) { d["workload"]["seq_len"] = std::uint64_t{1} << 63; },
+       "workload.seq_len",
+       {"out of range", "9223372036854775808"}},
+      {"dp 0",
+       [](Json& d) { d["parallel"] = Json::parse(R"({"dp": 0})"); },
+       "parallel.dp",
+       {">= 1", "got 0"}},
+      {"seed negative",
+       [](Json& d) { d["check"] = Json::parse(R"({"seed": -1})"); },
+       "check.seed",
+       {">= 0", "-1"}},
+      {"seed as a string",
+       [](Json& d) { d["check"] = Json::parse(R"({"seed": "1"})"); },
+       "check.seed",
        {"non-negative integer", "\"1\""}},
       {"hidden 0", [](Json& d) { d["model"]["hidden"] = 0; }, "model.hidden", {">= 1", "got 0"}},
-      {"option as a boolean", [](Json& d) { d["strategy"]["options"] = Json::parse(R"({"grad_reduction": true})"); },
-       "strategy.options.grad_reduction", {"string or an integer", "true"}},
+      {"option as a boolean",
+       [](Json& d) { d["strategy"]["options"] = Json::parse(R"({"grad_reduction": true})"); },
+       "strategy.options.grad_reduction",
+       {"string or an integer", "true"}},
   });
 }
 
 TEST_CASE("enumerated names list the valid choices") {
   check_cases({
-      {"workload dtype", [](Json& d) { d["workload"]["dtype"] = "int8"; }, "workload.dtype",
+      {"workload dtype",
+       [](Json& d) { d["workload"]["dtype"] = "int8"; },
+       "workload.dtype",
        {"'int8'", "bf16", "fp16", "float32", "float64"}},
-      {"workload dtype as a number", [](Json& d) { d["workload"]["dtype"] = 16; }, "workload.dtype",
+      {"workload dtype as a number",
+       [](Json& d) { d["workload"]["dtype"] = 16; },
+       "workload.dtype",
        {"16", "bf16", "fp16", "float32", "float64"}},
-      {"scope", [](Json& d) { d["workload"]["scope"] = "block"; }, "workload.scope",
+      {"scope",
+       [](Json& d) { d["workload"]["scope"] = "block"; },
+       "workload.scope",
        {"'block'", "attention", "layer", "model"}},
-      {"passes", [](Json& d) { d["workload"]["passes"] = "bwd"; }, "workload.passes", {"'bwd'", "fwd", "fwd+bwd"}},
-      {"check dtype", [](Json& d) { d["check"] = Json::parse(R"({"dtype": "bf16"})"); }, "check.dtype",
+      {"passes",
+       [](Json& d) { d["workload"]["passes"] = "bwd"; },
+       "workload.passes",
+       {"'bwd'", "fwd", "fwd+bwd"}},
+      {"check dtype",
+       [](Json& d) { d["check"] = Json::parse(R"({"dtype": "bf16"})"); },
+       "check.dtype",
        {"'bf16'", "float64", "float32"}},
-      {"network", [](Json& d) { d["simulation"] = Json::parse(R"({"network": "packet"})"); }, "simulation.network",
+      {"network",
+       [](Json& d) { d["simulation"] = Json::parse(R"({"network": "packet"})"); },
+       "simulation.network",
        {"'packet'", "flow", "analytical"}},
-      {"collective", [](Json& d) { d["collectives"] = Json::parse(R"({"all_reduce": "magic"})"); },
-       "collectives.all_reduce", {"'magic'", "ring", "auto"}},
+      {"collective",
+       [](Json& d) { d["collectives"] = Json::parse(R"({"all_reduce": "magic"})"); },
+       "collectives.all_reduce",
+       {"'magic'", "ring", "auto"}},
   });
 }
 
@@ -241,7 +309,9 @@ TEST_CASE("strategy names and options come from the registry") {
        with({"'ringz'"}, registry.names())},
       {"unknown option value", [&](Json& d) { d["strategy"]["options"][option.name] = "sum"; },
        "strategy.options." + option.name, with({"'sum'"}, option.choices)},
-      {"unknown option key", [](Json& d) { d["strategy"]["options"]["foo"] = "x"; }, "strategy.options.foo",
+      {"unknown option key",
+       [](Json& d) { d["strategy"]["options"]["foo"] = "x"; },
+       "strategy.options.foo",
        {"'foo'", option.name}},
   });
 }
@@ -261,12 +331,21 @@ TEST_CASE("an unknown strategy lists the names of the registry it was given") {
 TEST_CASE("cross-field constraints") {
   check_cases({
       // rsa's own check: 30 tokens cannot be split evenly over 4 ranks.
-      {"seq_len not divisible by degree", [](Json& d) { d["workload"]["seq_len"] = 30; }, "strategy",
+      {"seq_len not divisible by degree",
+       [](Json& d) { d["workload"]["seq_len"] = 30; },
+       "strategy",
        {"30", "4", "rsa"}},
-      {"heads not divisible by kv_heads", [](Json& d) { d["model"]["kv_heads"] = 3; }, "model.kv_heads",
+      {"heads not divisible by kv_heads",
+       [](Json& d) { d["model"]["kv_heads"] = 3; },
+       "model.kv_heads",
        {"heads 4", "kv_heads 3"}},
-      {"kv_heads above heads", [](Json& d) { d["model"]["kv_heads"] = 8; }, "model.kv_heads", {"heads 4", "kv_heads 8"}},
-      {"head_dim not derivable", [](Json& d) { d["model"]["hidden"] = 66; }, "model.head_dim",
+      {"kv_heads above heads",
+       [](Json& d) { d["model"]["kv_heads"] = 8; },
+       "model.kv_heads",
+       {"heads 4", "kv_heads 8"}},
+      {"head_dim not derivable",
+       [](Json& d) { d["model"]["hidden"] = 66; },
+       "model.head_dim",
        {"hidden 66", "heads 4", "head_dim"}},
   });
   // An explicit head_dim lifts the divisibility requirement.
@@ -280,9 +359,10 @@ TEST_CASE("a strategy's own constraint is an error at 'strategy' carrying its re
   spsim::strategies::Registry registry;
   spsim::strategies::StrategyInfo info;
   info.name = "heads_split";
-  info.check = [](const spsim::models::AttnProblem& p, int degree, const spsim::strategies::Options&)
-      -> std::optional<std::string> {
-    if (p.heads % degree != 0) return "heads " + std::to_string(p.heads) + " not divisible by " + std::to_string(degree);
+  info.check = [](const spsim::models::AttnProblem& p, int degree,
+                  const spsim::strategies::Options&) -> std::optional<std::string> {
+    if (p.heads % degree != 0)
+      return "heads " + std::to_string(p.heads) + " not divisible by " + std::to_string(degree);
     return std::nullopt;
   };
   registry.add(info);
@@ -335,4 +415,11 @@ TEST_CASE("load_config reads a file and keeps its path as the source") {
   CHECK(c.source == file);
   CHECK(c.raw == base());
   CHECK(c.model.head_dim == 16);
+}
+
+TEST_CASE("a plain nlohmann::json document is accepted too") {
+  const nlohmann::json doc = nlohmann::json::parse(base().dump());
+  const auto c = parse_config(doc, "");
+  CHECK(c.model.head_dim == 16);
+  CHECK(nlohmann::json(c.raw) == doc);  // same content (key order is the sorted one of nlohmann::json)
 }

@@ -49,6 +49,8 @@ inline std::optional<InputError> input_error_of(const std::function<void()>& f) 
   return std::nullopt;
 }
 
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace spsim::test

@@ -1,10 +1,11 @@
 // The model section: shipped presets, preset + explicit overrides, Hugging Face config.json files,
 // and the SPSIM_CONFIG_DIR override.
+#include "analysis/model_config.hpp"
+
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
 #include "analysis/config.hpp"
-#include "analysis/model_config.hpp"
 #include "tests/analysis/helpers.hpp"
 
 using spsim::analysis::Json;
@@ -59,7 +60,8 @@ TEST_CASE("the shipped presets hold the published dimensions") {
       {"gpt3-1.3b", {"", 2048, 16, 16, 128, 8192, 24, 50257}},
       // Llama 2 7B HF config: 4096 / 32 heads / 11008 / 32 layers / 32000.
       {"llama2-7b", {"", 4096, 32, 32, 128, 11008, 32, 32000}},
-      // Llama 3 paper Table 3 + HF config: 8B 4096 / 32 q / 8 kv / 14336 / 32; 70B 8192 / 64 / 8 / 28672 / 80.
+      // Llama 3 paper Table 3 + HF config: 8B 4096 / 32 q / 8 kv / 14336 / 32; 70B 8192 / 64 / 8 / 28672
+      // / 80.
       {"llama3-8b", {"", 4096, 32, 8, 128, 14336, 32, 128256}},
       {"llama3-70b", {"", 8192, 64, 8, 128, 28672, 80, 128256}},
   };
@@ -76,7 +78,8 @@ TEST_CASE("the shipped presets hold the published dimensions") {
 }
 
 TEST_CASE("explicit fields override the preset's") {
-  const auto c = parse_config(with_model(Json::parse(R"({ "preset": "llama2-7b", "kv_heads": 8, "layers": 2 })")), "");
+  const auto c =
+      parse_config(with_model(Json::parse(R"({ "preset": "llama2-7b", "kv_heads": 8, "layers": 2 })")), "");
   auto expected = load_model_preset("llama2-7b");
   expected.kv_heads = 8;
   expected.layers = 2;
@@ -96,14 +99,16 @@ TEST_CASE("an unknown preset lists the presets") {
 }
 
 TEST_CASE("preset and hf_config together are an error") {
-  const auto err = input_error_of(
-      [] { (void)parse_config(with_model(Json::parse(R"({ "preset": "bert-large", "hf_config": "c.json" })")), ""); });
+  const auto err = input_error_of([] {
+    (void)parse_config(with_model(Json::parse(R"({ "preset": "bert-large", "hf_config": "c.json" })")), "");
+  });
   REQUIRE(err.has_value());
   CHECK(err->where() == "model.hf_config");
 }
 
 TEST_CASE("a model needs hidden and heads from somewhere") {
-  const auto err = input_error_of([] { (void)parse_config(with_model(Json::parse(R"({ "heads": 4 })")), ""); });
+  const auto err =
+      input_error_of([] { (void)parse_config(with_model(Json::parse(R"({ "heads": 4 })")), ""); });
   REQUIRE(err.has_value());
   CHECK(err->where() == "model.hidden");
   CHECK(contains(err->what(), "preset"));
@@ -157,7 +162,8 @@ TEST_CASE("Hugging Face config errors") {
   CHECK(err->where() == "model.hf_config");
   CHECK(contains(err->what(), "hidden_size"));
 
-  spsim::test::write_file(dir.path() / "typed.json", R"({ "hidden_size": "4096", "num_attention_heads": 32 })");
+  spsim::test::write_file(dir.path() / "typed.json",
+                          R"({ "hidden_size": "4096", "num_attention_heads": 32 })");
   spsim::test::write_file(exp, with_model(Json{{"hf_config", "typed.json"}}).dump());
   err = input_error_of([&] { (void)spsim::analysis::load_config(exp); });
   REQUIRE(err.has_value());

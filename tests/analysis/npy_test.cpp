@@ -1,5 +1,7 @@
 // .npy writer: the header follows NumPy's format 1.0 spec, the data follows it byte for byte, and NumPy
 // itself reads the file back (when /usr/bin/python3 has numpy).
+#include "analysis/npy.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -9,7 +11,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include "analysis/npy.hpp"
 #include "tests/analysis/helpers.hpp"
 
 using spsim::analysis::npy_header;
@@ -65,8 +66,10 @@ std::string read_all(const std::filesystem::path& p) {
 }  // namespace
 
 TEST_CASE("npy header: magic, version 1.0, dict, padded to 64 bytes") {
-  const std::vector<std::vector<std::int64_t>> shapes = {{}, {5}, {2, 3}, {2, 3, 4, 5}, {0, 7}, {123456789, 2}};
-  const std::vector<std::string> tuples = {"()", "(5,)", "(2, 3)", "(2, 3, 4, 5)", "(0, 7)", "(123456789, 2)"};
+  const std::vector<std::vector<std::int64_t>> shapes = {{},           {5},    {2, 3},
+                                                         {2, 3, 4, 5}, {0, 7}, {123456789, 2}};
+  const std::vector<std::string> tuples = {"()",           "(5,)",   "(2, 3)",
+                                           "(2, 3, 4, 5)", "(0, 7)", "(123456789, 2)"};
   for (const std::string descr : {"<f8", "<f4"}) {
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       CAPTURE(descr);
@@ -154,6 +157,7 @@ TEST_CASE("NumPy reads the files back") {
       "e = np.load(p + '/e.npy')\n"
       "assert e.shape == (0, 5)\n";
   spsim::test::write_file(dir.path() / "check.py", script);
-  const std::string cmd = "/usr/bin/python3 '" + (dir.path() / "check.py").string() + "' '" + dir.path().string() + "'";
+  const std::string cmd =
+      "/usr/bin/python3 '" + (dir.path() / "check.py").string() + "' '" + dir.path().string() + "'";
   CHECK(std::system(cmd.c_str()) == 0);
 }

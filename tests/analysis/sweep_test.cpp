@@ -1,8 +1,9 @@
 // Sweep expansion: cartesian product in the written axis order, per-point configs, per-point errors for
 // impossible combinations, and errors for bad axes.
+#include "analysis/sweep.hpp"
+
 #include <doctest/doctest.h>
 
-#include "analysis/sweep.hpp"
 #include "tests/analysis/helpers.hpp"
 
 using spsim::analysis::expand_sweep;
@@ -126,19 +127,31 @@ TEST_CASE("bad sweep axes are errors at sweep.<path>") {
     std::vector<std::string> parts;
   };
   const std::vector<Case> cases = {
-      {"unknown path", R"({ "workload.seqlen": [1] })", "sweep.workload.seqlen",
-       {"workload.seqlen", "workload.seq_len", "strategy.degree", "strategy.options.grad_reduction", "model.preset"}},
+      {"unknown path",
+       R"({ "workload.seqlen": [1] })",
+       "sweep.workload.seqlen",
+       {"workload.seqlen", "workload.seq_len", "strategy.degree", "strategy.options.grad_reduction",
+        "model.preset"}},
       {"not settable", R"({ "name": ["a"] })", "sweep.name", {"cannot be swept"}},
       {"empty list", R"({ "workload.seq_len": [] })", "sweep.workload.seq_len", {"empty"}},
       {"not a list", R"({ "workload.seq_len": 64 })", "sweep.workload.seq_len", {"list", "64"}},
-      {"wrong type", R"({ "workload.seq_len": [32, "64"] })", "sweep.workload.seq_len[1]",
+      {"wrong type",
+       R"({ "workload.seq_len": [32, "64"] })",
+       "sweep.workload.seq_len[1]",
        {"expected an integer", "\"64\""}},
       {"out of range", R"({ "strategy.degree": [2, 0] })", "sweep.strategy.degree[1]", {"got 0"}},
-      {"unknown choice", R"({ "workload.dtype": ["bf16", "int4"] })", "sweep.workload.dtype[1]",
+      {"unknown choice",
+       R"({ "workload.dtype": ["bf16", "int4"] })",
+       "sweep.workload.dtype[1]",
        {"'int4'", "float32"}},
-      {"unknown option value", R"({ "strategy.options.grad_reduction": ["sum"] })",
-       "sweep.strategy.options.grad_reduction[0]", {"'sum'", "reduce_scatter"}},
-      {"unknown strategy", R"({ "strategy.name": ["rsa", "nope"] })", "sweep.strategy.name[1]", {"'nope'", "rsa"}},
+      {"unknown option value",
+       R"({ "strategy.options.grad_reduction": ["sum"] })",
+       "sweep.strategy.options.grad_reduction[0]",
+       {"'sum'", "reduce_scatter"}},
+      {"unknown strategy",
+       R"({ "strategy.name": ["rsa", "nope"] })",
+       "sweep.strategy.name[1]",
+       {"'nope'", "rsa"}},
       {"unknown preset", R"({ "model.preset": ["gpt5"] })", "sweep.model.preset[0]", {"'gpt5'", "llama3-8b"}},
       {"sweep not an object", R"([1, 2])", "sweep", {"expected an object"}},
   };

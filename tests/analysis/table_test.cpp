@@ -1,10 +1,10 @@
 // Report tables: column alignment in text, Markdown escaping, RFC 4180 CSV quoting, number formats.
+#include "analysis/table.hpp"
+
 #include <doctest/doctest.h>
 
 #include <sstream>
 #include <stdexcept>
-
-#include "analysis/table.hpp"
 
 using spsim::analysis::Align;
 using spsim::analysis::Table;
@@ -32,12 +32,15 @@ std::vector<std::u32string> lines_of(const std::string& text) {
   return lines;
 }
 
-bool blank(const std::u32string& s) { return s.find_first_not_of(U' ') == std::u32string::npos; }
+bool blank(const std::u32string& s) {
+  return s.find_first_not_of(U' ') == std::u32string::npos;
+}
 
 }  // namespace
 
 TEST_CASE("text table: each column sits in the span of its rule, aligned as declared") {
-  Table t({{"strategy", Align::left}, {"time", Align::right}, {"bytes", Align::right}, {"note", Align::left}});
+  Table t(
+      {{"strategy", Align::left}, {"time", Align::right}, {"bytes", Align::right}, {"note", Align::left}});
   t.add_row({"rsa", "12.50 µs", "1.50 KiB", "ok"});
   t.add_row({"reduce_scatter", "3.20 ms", "512 B", ""});
   t.add_row({"x", "1.05 s", "3.00 GiB", "a longer note"});
@@ -120,7 +123,7 @@ TEST_CASE("number formatting") {
   CHECK(format_scientific(12345.0, 2) == "1.23e+04");
   CHECK(format_bytes(0) == "0 B");
   CHECK(format_bytes(512) == "512 B");
-  CHECK(format_bytes(1536) == "1.50 KiB");                          // 1536 / 1024
+  CHECK(format_bytes(1536) == "1.50 KiB");  // 1536 / 1024
   CHECK(format_bytes(3.0 * 1024 * 1024) == "3.00 MiB");
   CHECK(format_bytes(1.25 * 1024 * 1024 * 1024) == "1.25 GiB");
   CHECK(format_bytes(2.0 * 1024 * 1024 * 1024 * 1024) == "2.00 TiB");
