@@ -249,7 +249,7 @@ std::string render_check(const CheckResult& r) {
                     "), P = " + std::to_string(r.degree) + ", scope " +
                     (r.scope == models::Scope::layer ? "layer" : "attention") + ", " +
                     std::string(rt::dtype_name(r.dtype)) + ", tolerance " + sci(r.tolerance) + "\n\n";
-  out += t.render_text();
+  out += t.to_text();
   out += "\n" + (failed == 0 ? std::string("PASS: all ") + std::to_string(r.tensors.size()) + " tensors match the reference\n"
                              : std::string("FAIL: ") + std::to_string(failed) + " of " +
                                    std::to_string(r.tensors.size()) + " tensors differ from the reference\n");

@@ -1,0 +1,174 @@
+// Experiment config parsing: the JSON document (DESIGN.md §7) into typed, validated structs.
+#include "analysis/config.hpp"
+
+#include <climits>
+
+#include "analysis/config_schema.hpp"
+#include "analysis/model_config.hpp"
+#include "analysis/sweep.hpp"
+#include "runtime/error.hpp"
+
+namespace spsim::analysis {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+int to_int(std::int64_t v, const std::string& where) {
+  if (v > INT_MAX)
+    throw InputError(where, "must be <= " + std::to_string(INT_MAX) + ", got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+void check_schema_version(const JsonObject& root) {
+  const auto v = root.integer("schema_version", 0);
+  if (v != schema::version)
+    throw InputError("schema_version", "unsupported schema_version " + std::to_string(v) +
+                                           "; this spsim reads version " + std::to_string(schema::version));
+}
+
+models::Workload parse_workload(const JsonObject& root) {
+  const auto w = root.object("workload", schema::workload_keys);
+  models::Workload out;
+  out.seq_len = w.integer("seq_len", 1);
+  out.batch = w.integer_or("batch", 1, 1);
+  out.dtype = rt::parse_dtype(w.choice_or("dtype", schema::workload_dtypes, "bf16")).value();
+  out.causal = w.boolean_or("causal", false);
+  const auto scope = w.choice_or("scope", schema::scopes, "attention");
+  out.scope = scope == "attention" ? models::Scope::attention
+              : scope == "layer"   ? models::Scope::layer
+                                   : models::Scope::model;
+  out.passes = w.choice_or("passes", schema::passes, "fwd+bwd") == "fwd" ? models::Passes::fwd
+                                                                         : models::Passes::fwd_bwd;
+  return out;
+}
+
+// Option values are kept as strings (the registry's vocabulary); JSON integers are accepted for
+// numeric options. Keys and values are checked against the strategy in finalize().
+strategies::Options parse_options(const JsonObject& strategy) {
+  strategies::Options out;
+  if (!strategy.has("options")) return out;
+  const Json& options = strategy.at("options");
+  const std::string where = strategy.path("options");
+  if (!options.is_object())
+    throw InputError(where, "expected an object of option: value, got " + describe_json(options));
+  for (const auto& item : options.items()) {
+    const Json& v = item.value();
+    if (v.is_string()) {
+      out[item.key()] = v.get<std::string>();
+    } else if (v.is_number_integer()) {
+      out[item.key()] = v.dump();
+    } else {
+      throw InputError(json_child(where, item.key()),
+                       "expected a string or an integer, got " + describe_json(v));
+    }
+  }
+  return out;
+}
+
+StrategyConfig parse_strategy(const JsonObject& root, const strategies::Registry& registry) {
+  const auto s = root.object("strategy", schema::strategy_keys);
+  StrategyConfig out;
+  out.name = s.string("name");
+  if (registry.find(out.name) == nullptr)
+    throw InputError(s.path("name"), "unknown strategy '" + out.name +
+                                         "'; valid strategies: " + join_names(registry.names()));
+  out.degree = to_int(s.integer("degree", 1), s.path("degree"));
+  out.options = parse_options(s);
+  return out;
+}
+
+CollectivesConfig parse_collectives(const JsonObject& root) {
+  std::vector<std::string> keys;
+  for (const auto& c : schema::collectives) keys.emplace_back(c.key);
+  const auto obj = root.object_or_empty("collectives", keys);
+  CollectivesConfig out;
+  std::string* targets[] = {&out.all_reduce, &out.reduce_scatter, &out.all_gather, &out.all_to_all,
+                            &out.protocol};
+  for (std::size_t i = 0; i < schema::collectives.size(); ++i)
+    *targets[i] = obj.choice_or(schema::collectives[i].key, schema::collectives[i].choices, "auto");
+  return out;
+}
+
+SimulationConfig parse_simulation(const JsonObject& root) {
+  const auto obj = root.object_or_empty("simulation", schema::simulation_keys);
+  return SimulationConfig{obj.choice_or("network", schema::networks, "flow"), obj.string_or("trace_out", "")};
+}
+
+CheckConfig parse_check(const JsonObject& root) {
+  const auto obj = root.object_or_empty("check", schema::check_keys);
+  CheckConfig out;
+  out.dtype =
+      obj.choice_or("dtype", schema::check_dtypes, "float64") == "float32" ? rt::DType::f32 : rt::DType::f64;
+  out.seed = obj.unsigned_or("seed", 1);
+  return out;
+}
+
+nlohmann::json parse_cluster(const JsonObject& root) {
+  if (!root.has("cluster")) return nlohmann::json::object();
+  const Json& cluster = root.at("cluster");
+  if (!cluster.is_object()) throw InputError("cluster", "expected an object, got " + describe_json(cluster));
+  return nlohmann::json(cluster);
+}
+
+// Every field on its own (types, ranges, names); no cross-field constraints.
+Config parse_fields(const Json& doc, const fs::path& source, const strategies::Registry& registry) {
+  const JsonObject root(doc, "", schema::top_keys);
+  Config c;
+  c.source = source;
+  c.raw = doc;
+  c.name = root.string_or("name", source.empty() ? "experiment" : source.stem().string());
+  c.model = parse_model(root.object("model", schema::model_keys), source.parent_path());
+  c.workload = parse_workload(root);
+  c.cluster = parse_cluster(root);
+  c.strategy = parse_strategy(root, registry);
+  const auto parallel = root.object_or_empty("parallel", schema::parallel_keys);
+  c.parallel.dp = to_int(parallel.integer_or("dp", 1, 1), parallel.path("dp"));
+  c.collectives = parse_collectives(root);
+  c.simulation = parse_simulation(root);
+  c.check = parse_check(root);
+  return c;
+}
+
+// Cross-field constraints; completes the strategy options with their defaults.
+void finalize(Config& c, const strategies::Registry& registry) {
+  check_model(c.model);
+  const strategies::StrategyInfo& info = *registry.find(c.strategy.name);
+  c.strategy.options = registry.complete_options(info, c.strategy.options, "strategy.options");
+  if (info.check) {
+    if (auto reason =
+            info.check(models::attention_problem(c.model, c.workload), c.strategy.degree, c.strategy.options))
+      throw InputError("strategy", "'" + c.strategy.name + "' at degree " +
+                                       std::to_string(c.strategy.degree) +
+                                       " cannot run this workload: " + *reason);
+  }
+}
+
+}  // namespace
+
+Config parse_config(const Json& doc, const fs::path& source, const strategies::Registry& registry) {
+  if (!doc.is_object())
+    throw InputError(source.empty() ? "config" : source.string(),
+                     "a config must be a JSON object, got " + describe_json(doc));
+  const JsonObject root(doc, "", schema::top_keys);
+  check_schema_version(root);
+  auto axes = parse_sweep_axes(root, registry);
+  if (axes.empty()) {
+    Config c = parse_fields(doc, source, registry);
+    finalize(c, registry);
+    return c;
+  }
+  // A sweep template: fields as at the first point (so a swept key may be absent from the base).
+  std::vector<SweepValue> first;
+  for (const auto& axis : axes) first.push_back({axis.path, axis.values.front()});
+  Config c = parse_fields(point_document(doc, first), source, registry);
+  c.raw = doc;
+  c.sweep = std::move(axes);
+  return c;
+}
+
+Config load_config(const fs::path& path, const strategies::Registry& registry) {
+  return parse_config(read_json_file(path, path.string()), path, registry);
+}
+
+}  // namespace spsim::analysis

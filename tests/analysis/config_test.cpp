@@ -1,0 +1,425 @@
+// Config parsing: a valid document becomes typed fields; every bad input is an InputError naming the
+// JSON path, the bad value and the valid choices.
+#include "analysis/config.hpp"
+
+#include <doctest/doctest.h>
+
+#include <climits>
+#include <functional>
+
+#include "analysis/model_config.hpp"
+#include "tests/analysis/helpers.hpp"
+
+using spsim::analysis::Json;
+using spsim::analysis::parse_config;
+using spsim::test::contains;
+using spsim::test::input_error_of;
+
+namespace {
+
+// A small valid config: 64 = 4 heads x 16, 32 tokens over 4 ranks.
+Json base() {
+  return Json::parse(R"({
+    "schema_version": 1, "name": "t",
+    "model": { "hidden": 64, "heads": 4 },
+    "workload": { "seq_len": 32 },
+    "strategy": { "name": "rsa", "degree": 4 }
+  })");
+}
+
+struct ErrorCase {
+  const char* what;
+  std::function<void(Json&)> edit;
+  std::string where;
+  std::vector<std::string> parts;  // the message must contain each
+};
+
+void check_cases(const std::vector<ErrorCase>& cases) {
+  for (const auto& c : cases) {
+    CAPTURE(c.what);
+    Json doc = base();
+    c.edit(doc);
+    const auto err = input_error_of([&] { (void)parse_config(doc, "exp.json"); });
+    REQUIRE(err.has_value());
+    CAPTURE(err->what());
+    CHECK(err->where() == c.where);
+    for (const auto& part : c.parts) {
+      CAPTURE(part);
+      CHECK(contains(err->what(), part));
+    }
+  }
+}
+
+std::vector<std::string> with(std::vector<std::string> parts, const std::vector<std::string>& more) {
+  parts.insert(parts.end(), more.begin(), more.end());
+  return parts;
+}
+
+}  // namespace
+
+TEST_CASE("a valid config parses into typed fields, defaults filled in") {
+  Json doc = base();
+  doc["workload"] = Json::parse(R"({ "seq_len": 64, "batch": 2, "dtype": "fp16", "causal": true,
+                                     "scope": "layer", "passes": "fwd" })");
+  doc["cluster"] = Json::parse(R"({ "preset": "dgx-a100", "nodes": 1 })");
+  doc["parallel"] = Json::parse(R"({ "dp": 2 })");
+  doc["collectives"] = Json::parse(R"({ "all_reduce": "ring", "protocol": "ll128" })");
+  doc["simulation"] = Json::parse(R"({ "network": "analytical", "trace_out": "out/t.json" })");
+  doc["check"] = Json::parse(R"({ "dtype": "float32", "seed": 7 })");
+  const auto c = parse_config(doc, "/some/where/exp.json");
+  CHECK(c.name == "t");
+  CHECK(c.source == "/some/where/exp.json");
+  // head_dim = hidden / heads = 64 / 4; kv_heads defaults to heads; ffn_hidden to 4 * hidden.
+  CHECK(c.model.hidden == 64);
+  CHECK(c.model.heads == 4);
+  CHECK(c.model.kv_heads == 4);
+  CHECK(c.model.head_dim == 16);
+  CHECK(c.model.ffn_hidden == 256);
+  CHECK(c.model.layers == 1);
+  CHECK(c.workload.seq_len == 64);
+  CHECK(c.workload.batch == 2);
+  CHECK(c.workload.dtype == spsim::rt::DType::f16);
+  CHECK(c.workload.causal);
+  CHECK(c.workload.scope == spsim::models::Scope::layer);
+  CHECK(c.workload.passes == spsim::models::Passes::fwd);
+  CHECK(c.cluster == nlohmann::json::parse(R"({ "preset": "dgx-a100", "nodes": 1 })"));
+  CHECK(c.strategy.name == "rsa");
+  CHECK(c.strategy.degree == 4);
+  CHECK(c.parallel.dp == 2);
+  CHECK(c.collectives.all_reduce == "ring");
+  CHECK(c.collectives.reduce_scatter == "auto");
+  CHECK(c.collectives.protocol == "ll128");
+  CHECK(c.simulation.network == "analytical");
+  CHECK(c.simulation.trace_out == "out/t.json");
+  CHECK(c.check.dtype == spsim::rt::DType::f32);
+  CHECK(c.check.seed == 7);
+  CHECK(c.sweep.empty());
+  CHECK(c.raw == doc);
+  // Every registered option of the strategy is present, unset ones at the registry's default.
+  const auto* info = spsim::strategies::builtin().find("rsa");
+  REQUIRE(info != nullptr);
+  for (const auto& o : info->options) {
+    CAPTURE(o.name);
+    REQUIRE(c.strategy.options.count(o.name) == 1);
+    CHECK(c.strategy.options.at(o.name) == o.default_value);
+  }
+}
+
+TEST_CASE("defaults of optional sections and the name from the file") {
+  Json doc = base();
+  doc.erase("name");
+  const auto c = parse_config(doc, "dir/my-run.json");
+  CHECK(c.name == "my-run");
+  CHECK(c.workload.batch == 1);
+  CHECK(c.workload.dtype == spsim::rt::DType::bf16);
+  CHECK(!c.workload.causal);
+  CHECK(c.workload.scope == spsim::models::Scope::attention);
+  CHECK(c.workload.passes == spsim::models::Passes::fwd_bwd);
+  CHECK(c.cluster == nlohmann::json::object());
+  CHECK(c.parallel.dp == 1);
+  CHECK(c.collectives.all_reduce == "auto");
+  CHECK(c.simulation.network == "flow");
+  CHECK(c.check.dtype == spsim::rt::DType::f64);
+  CHECK(c.check.seed == 1);
+}
+
+TEST_CASE("every workload dtype name maps to its DType") {
+  const std::vector<std::pair<std::string, spsim::rt::DType>> names = {{"bf16", spsim::rt::DType::bf16},
+                                                                       {"fp16", spsim::rt::DType::f16},
+                                                                       {"float32", spsim::rt::DType::f32},
+                                                                       {"float64", spsim::rt::DType::f64}};
+  for (const auto& [name, dtype] : names) {
+    CAPTURE(name);
+    Json doc = base();
+    doc["workload"]["dtype"] = name;
+    CHECK(parse_config(doc, "").workload.dtype == dtype);
+  }
+}
+
+TEST_CASE("strategy options may be strings or integers and are stored as strings") {
+  spsim::strategies::Registry registry;
+  spsim::strategies::StrategyInfo info;
+  info.name = "fake";
+  info.options = {{"chunks", "an integer option", {}, "1"}, {"mode", "a named option", {"a", "b"}, "a"}};
+  registry.add(info);
+  Json doc = base();
+  doc["strategy"] =
+      Json::parse(R"({ "name": "fake", "degree": 2, "options": { "chunks": 8, "mode": "b" } })");
+  const auto c = parse_config(doc, "", registry);
+  CHECK(c.strategy.options.at("chunks") == "8");
+  CHECK(c.strategy.options.at("mode") == "b");
+}
+
+TEST_CASE("structural errors name the path, the bad value and the valid keys") {
+  const auto top_keys = std::vector<std::string>{"schema_version", "model", "workload", "strategy", "sweep"};
+  check_cases({
+      {"unknown top-level key", [](Json& d) { d["colectives"] = Json::object(); }, "colectives",
+       with({"'colectives'", "collectives"}, top_keys)},
+      {"unknown workload key",
+       [](Json& d) { d["workload"]["seqlen"] = 3; },
+       "workload.seqlen",
+       {"'seqlen'", "seq_len", "batch", "dtype", "causal", "scope", "passes"}},
+      {"unknown strategy key",
+       [](Json& d) { d["strategy"]["degre"] = 3; },
+       "strategy.degre",
+       {"'degre'", "name", "degree", "options"}},
+      {"unknown model key",
+       [](Json& d) { d["model"]["hiden"] = 3; },
+       "model.hiden",
+       {"'hiden'", "preset", "hf_config", "hidden", "kv_heads", "head_dim", "ffn_hidden", "layers", "vocab"}},
+      {"unknown check key",
+       [](Json& d) { d["check"] = Json::parse(R"({"sed": 1})"); },
+       "check.sed",
+       {"'sed'", "dtype", "seed"}},
+      {"unknown parallel key",
+       [](Json& d) { d["parallel"] = Json::parse(R"({"tp": 2})"); },
+       "parallel.tp",
+       {"'tp'", "dp"}},
+      {"missing schema_version",
+       [](Json& d) { d.erase("schema_version"); },
+       "schema_version",
+       {"missing", "schema_version"}},
+      {"schema_version 2", [](Json& d) { d["schema_version"] = 2; }, "schema_version", {"2", "version 1"}},
+      {"missing workload", [](Json& d) { d.erase("workload"); }, "workload", {"missing", "workload"}},
+      {"missing seq_len",
+       [](Json& d) { d["workload"].erase("seq_len"); },
+       "workload.seq_len",
+       {"missing", "seq_len"}},
+      {"missing degree",
+       [](Json& d) { d["strategy"].erase("degree"); },
+       "strategy.degree",
+       {"missing", "degree"}},
+      {"workload not an object", [](Json& d) { d["workload"] = 5; }, "workload", {"expected an object", "5"}},
+      {"cluster not an object",
+       [](Json& d) { d["cluster"] = "dgx"; },
+       "cluster",
+       {"expected an object", "\"dgx\""}},
+      {"options not an object",
+       [](Json& d) { d["strategy"]["options"] = Json::array(); },
+       "strategy.options",
+       {"expected an object"}},
+  });
+}
+
+TEST_CASE("the root must be an object") {
+  const auto err = input_error_of([] { (void)parse_config(Json::array({1, 2}), "exp.json"); });
+  REQUIRE(err.has_value());
+  CHECK(err->where() == "exp.json");
+  CHECK(contains(err->what(), "array"));
+}
+
+TEST_CASE("wrong types and out-of-range numbers") {
+  check_cases({
+      {"seq_len as a string",
+       [](Json& d) { d["workload"]["seq_len"] = "4096"; },
+       "workload.seq_len",
+       {"expected an integer", "\"4096\""}},
+      {"seq_len as a float",
+       [](Json& d) { d["workload"]["seq_len"] = 40.5; },
+       "workload.seq_len",
+       {"expected an integer", "40.5"}},
+      {"causal as a string",
+       [](Json& d) { d["workload"]["causal"] = "yes"; },
+       "workload.causal",
+       {"true or false", "\"yes\""}},
+      {"name as a number", [](Json& d) { d["name"] = 3; }, "name", {"expected a string", "3"}},
+      {"strategy name as a number",
+       [](Json& d) { d["strategy"]["name"] = 1; },
+       "strategy.name",
+       {"expected a string", "1"}},
+      {"degree 0", [](Json& d) { d["strategy"]["degree"] = 0; }, "strategy.degree", {">= 1", "got 0"}},
+      {"degree negative",
+       [](Json& d) { d["strategy"]["degree"] = -2; },
+       "strategy.degree",
+       {">= 1", "got -2"}},
+      {"degree above INT_MAX",
+       [](Json& d) { d["strategy"]["degree"] = std::int64_t{INT_MAX} + 1; },
+       "strategy.degree",
+       {std::to_string(std::int64_t{INT_MAX} + 1)}},
+      {"degree as a float",
+       [](Json& d) { d["strategy"]["degree"] = 2.5; },
+       "strategy.degree",
+       {"expected an integer", "2.5"}},
+      {"batch 0", [](Json& d) { d["workload"]["batch"] = 0; }, "workload.batch", {"got 0"}},
+      {"seq_len beyond int64",
+       [](Json& d) { d["workload"]["seq_len"] = std::uint64_t{1} << 63; },
+       "workload.seq_len",
+       {"out of range", "9223372036854775808"}},
+      {"dp 0",
+       [](Json& d) { d["parallel"] = Json::parse(R"({"dp": 0})"); },
+       "parallel.dp",
+       {">= 1", "got 0"}},
+      {"seed negative",
+       [](Json& d) { d["check"] = Json::parse(R"({"seed": -1})"); },
+       "check.seed",
+       {">= 0", "-1"}},
+      {"seed as a string",
+       [](Json& d) { d["check"] = Json::parse(R"({"seed": "1"})"); },
+       "check.seed",
+       {"non-negative integer", "\"1\""}},
+      {"hidden 0", [](Json& d) { d["model"]["hidden"] = 0; }, "model.hidden", {">= 1", "got 0"}},
+      {"option as a boolean",
+       [](Json& d) { d["strategy"]["options"] = Json::parse(R"({"grad_reduction": true})"); },
+       "strategy.options.grad_reduction",
+       {"string or an integer", "true"}},
+  });
+}
+
+TEST_CASE("enumerated names list the valid choices") {
+  check_cases({
+      {"workload dtype",
+       [](Json& d) { d["workload"]["dtype"] = "int8"; },
+       "workload.dtype",
+       {"'int8'", "bf16", "fp16", "float32", "float64"}},
+      {"workload dtype as a number",
+       [](Json& d) { d["workload"]["dtype"] = 16; },
+       "workload.dtype",
+       {"16", "bf16", "fp16", "float32", "float64"}},
+      {"scope",
+       [](Json& d) { d["workload"]["scope"] = "block"; },
+       "workload.scope",
+       {"'block'", "attention", "layer", "model"}},
+      {"passes",
+       [](Json& d) { d["workload"]["passes"] = "bwd"; },
+       "workload.passes",
+       {"'bwd'", "fwd", "fwd+bwd"}},
+      {"check dtype",
+       [](Json& d) { d["check"] = Json::parse(R"({"dtype": "bf16"})"); },
+       "check.dtype",
+       {"'bf16'", "float64", "float32"}},
+      {"network",
+       [](Json& d) { d["simulation"] = Json::parse(R"({"network": "packet"})"); },
+       "simulation.network",
+       {"'packet'", "flow", "analytical"}},
+      {"collective",
+       [](Json& d) { d["collectives"] = Json::parse(R"({"all_reduce": "magic"})"); },
+       "collectives.all_reduce",
+       {"'magic'", "ring", "auto"}},
+  });
+}
+
+TEST_CASE("strategy names and options come from the registry") {
+  const auto& registry = spsim::strategies::builtin();
+  const auto* rsa = registry.find("rsa");
+  REQUIRE(rsa != nullptr);
+  REQUIRE(!rsa->options.empty());
+  const auto& option = rsa->options.front();
+  check_cases({
+      {"unknown strategy", [](Json& d) { d["strategy"]["name"] = "ringz"; }, "strategy.name",
+       with({"'ringz'"}, registry.names())},
+      {"unknown option value", [&](Json& d) { d["strategy"]["options"][option.name] = "sum"; },
+       "strategy.options." + option.name, with({"'sum'"}, option.choices)},
+      {"unknown option key",
+       [](Json& d) { d["strategy"]["options"]["foo"] = "x"; },
+       "strategy.options.foo",
+       {"'foo'", option.name}},
+  });
+}
+
+TEST_CASE("an unknown strategy lists the names of the registry it was given") {
+  spsim::strategies::Registry registry;
+  spsim::strategies::StrategyInfo info;
+  info.name = "only_this_one";
+  registry.add(info);
+  const auto err = input_error_of([&] { (void)parse_config(base(), "", registry); });  // base uses "rsa"
+  REQUIRE(err.has_value());
+  CHECK(err->where() == "strategy.name");
+  CHECK(contains(err->what(), "'rsa'"));
+  CHECK(contains(err->what(), "only_this_one"));
+}
+
+TEST_CASE("cross-field constraints") {
+  check_cases({
+      // rsa's own check: 30 tokens cannot be split evenly over 4 ranks.
+      {"seq_len not divisible by degree",
+       [](Json& d) { d["workload"]["seq_len"] = 30; },
+       "strategy",
+       {"30", "4", "rsa"}},
+      {"heads not divisible by kv_heads",
+       [](Json& d) { d["model"]["kv_heads"] = 3; },
+       "model.kv_heads",
+       {"heads 4", "kv_heads 3"}},
+      {"kv_heads above heads",
+       [](Json& d) { d["model"]["kv_heads"] = 8; },
+       "model.kv_heads",
+       {"heads 4", "kv_heads 8"}},
+      {"head_dim not derivable",
+       [](Json& d) { d["model"]["hidden"] = 66; },
+       "model.head_dim",
+       {"hidden 66", "heads 4", "head_dim"}},
+  });
+  // An explicit head_dim lifts the divisibility requirement.
+  Json doc = base();
+  doc["model"]["hidden"] = 66;
+  doc["model"]["head_dim"] = 16;
+  CHECK(parse_config(doc, "").model.head_dim == 16);
+}
+
+TEST_CASE("a strategy's own constraint is an error at 'strategy' carrying its reason") {
+  spsim::strategies::Registry registry;
+  spsim::strategies::StrategyInfo info;
+  info.name = "heads_split";
+  info.check = [](const spsim::models::AttnProblem& p, int degree,
+                  const spsim::strategies::Options&) -> std::optional<std::string> {
+    if (p.heads % degree != 0)
+      return "heads " + std::to_string(p.heads) + " not divisible by " + std::to_string(degree);
+    return std::nullopt;
+  };
+  registry.add(info);
+  Json doc = base();  // 4 heads, 32 tokens
+  doc["strategy"] = Json::parse(R"({ "name": "heads_split", "degree": 2 })");
+  CHECK(parse_config(doc, "", registry).strategy.degree == 2);
+  doc["strategy"]["degree"] = 8;  // 32 tokens split fine, 4 heads do not
+  const auto err = input_error_of([&] { (void)parse_config(doc, "", registry); });
+  REQUIRE(err.has_value());
+  CHECK(err->where() == "strategy");
+  CHECK(contains(err->what(), "heads 4 not divisible by 8"));
+  CHECK(contains(err->what(), "heads_split"));
+}
+
+TEST_CASE("load_config: missing file, folder, malformed JSON") {
+  spsim::test::TempDir dir;
+  const auto missing = dir.path() / "nope.json";
+  auto err = input_error_of([&] { (void)spsim::analysis::load_config(missing); });
+  REQUIRE(err.has_value());
+  CHECK(err->where() == missing.string());
+  CHECK(contains(err->what(), "no such file"));
+
+  err = input_error_of([&] { (void)spsim::analysis::load_config(dir.path()); });
+  REQUIRE(err.has_value());
+  CHECK(contains(err->what(), "directory"));
+
+  // The stray x is the 3rd character of line 3.
+  const auto bad = dir.path() / "bad.json";
+  spsim::test::write_file(bad, "{\n  \"a\": 1,\n  x\n}\n");
+  err = input_error_of([&] { (void)spsim::analysis::load_config(bad); });
+  REQUIRE(err.has_value());
+  CAPTURE(err->what());
+  CHECK(err->where() == bad.string());
+  CHECK(contains(err->what(), "malformed JSON"));
+  CHECK(contains(err->what(), "line 3, column 3"));
+
+  // Truncated document: the error is at the end of the text (line 2, after "  \"a\": 1").
+  spsim::test::write_file(bad, "{\n  \"a\": 1");
+  err = input_error_of([&] { (void)spsim::analysis::load_config(bad); });
+  REQUIRE(err.has_value());
+  CAPTURE(err->what());
+  CHECK(contains(err->what(), "line 2"));
+}
+
+TEST_CASE("load_config reads a file and keeps its path as the source") {
+  spsim::test::TempDir dir;
+  const auto file = dir.path() / "exp.json";
+  spsim::test::write_file(file, base().dump(2));
+  const auto c = spsim::analysis::load_config(file);
+  CHECK(c.source == file);
+  CHECK(c.raw == base());
+  CHECK(c.model.head_dim == 16);
+}
+
+TEST_CASE("a plain nlohmann::json document is accepted too") {
+  const nlohmann::json doc = nlohmann::json::parse(base().dump());
+  const auto c = parse_config(doc, "");
+  CHECK(c.model.head_dim == 16);
+  CHECK(nlohmann::json(c.raw) == doc);  // same content (key order is the sorted one of nlohmann::json)
+}

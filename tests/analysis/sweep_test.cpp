@@ -1,0 +1,195 @@
+// Sweep expansion: cartesian product in the written axis order, per-point configs, per-point errors for
+// impossible combinations, and errors for bad axes.
+#include "analysis/sweep.hpp"
+
+#include <doctest/doctest.h>
+
+#include "tests/analysis/helpers.hpp"
+
+using spsim::analysis::expand_sweep;
+using spsim::analysis::Json;
+using spsim::analysis::parse_config;
+using spsim::test::contains;
+using spsim::test::input_error_of;
+
+namespace {
+
+Json base() {
+  return Json::parse(R"({
+    "schema_version": 1,
+    "model": { "hidden": 64, "heads": 4 },
+    "workload": { "seq_len": 32 },
+    "strategy": { "name": "rsa", "degree": 4 }
+  })");
+}
+
+std::vector<std::string> rsa_choices() {
+  const auto* rsa = spsim::strategies::builtin().find("rsa");
+  REQUIRE(rsa != nullptr);
+  return rsa->options.at(0).choices;
+}
+
+}  // namespace
+
+TEST_CASE("a config without a sweep is one point, itself") {
+  const auto c = parse_config(base(), "");
+  const auto points = expand_sweep(c);
+  REQUIRE(points.size() == 1);
+  CHECK(points[0].ok());
+  CHECK(points[0].values.empty());
+  CHECK(points[0].config->raw == c.raw);
+}
+
+TEST_CASE("the product of the axes, first axis slowest, in the order written") {
+  const auto choices = rsa_choices();
+  const auto option = spsim::strategies::builtin().find("rsa")->options.at(0).name;
+  const std::vector<std::int64_t> seq = {32, 64};
+  const std::vector<int> degrees = {2, 4, 8};
+  Json doc = base();
+  // Written seq_len first, then options, then degree: not alphabetical, so order must be kept.
+  doc["sweep"] = Json::object();
+  doc["sweep"]["workload.seq_len"] = seq;
+  doc["sweep"]["strategy.options." + option] = choices;
+  doc["sweep"]["strategy.degree"] = degrees;
+  const auto c = parse_config(doc, "");
+  REQUIRE(c.sweep.size() == 3);
+  CHECK(c.sweep[0].path == "workload.seq_len");
+  CHECK(c.sweep[2].path == "strategy.degree");
+
+  const auto points = expand_sweep(c);
+  REQUIRE(points.size() == seq.size() * choices.size() * degrees.size());
+  // Reference order: nested loops, the first axis outermost.
+  std::size_t n = 0;
+  for (auto s : seq) {
+    for (const auto& choice : choices) {
+      for (auto d : degrees) {
+        CAPTURE(n);
+        const auto& p = points[n++];
+        REQUIRE(p.ok());
+        REQUIRE(p.values.size() == 3);
+        CHECK(p.values[0].value == s);
+        CHECK(p.values[1].value == choice);
+        CHECK(p.values[2].value == d);
+        CHECK(p.config->workload.seq_len == s);
+        CHECK(p.config->strategy.options.at(option) == choice);
+        CHECK(p.config->strategy.degree == d);
+        CHECK(p.config->sweep.empty());
+        CHECK(!p.config->raw.contains("sweep"));
+      }
+    }
+  }
+}
+
+TEST_CASE("an impossible point is reported, not thrown, and the others still expand") {
+  Json doc = base();  // degree 4
+  doc["sweep"] = Json::parse(R"({ "workload.seq_len": [32, 30, 64], "model.kv_heads": [4, 3] })");
+  const auto points = expand_sweep(parse_config(doc, ""));
+  REQUIRE(points.size() == 6);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    CAPTURE(i);
+    const auto seq = points[i].values[0].value.get<int>();
+    const auto kv = points[i].values[1].value.get<int>();
+    // 30 % 4 != 0 (rsa's constraint); 4 heads % 3 kv heads != 0.
+    const bool valid = seq % 4 == 0 && 4 % kv == 0;
+    CHECK(points[i].ok() == valid);
+    CHECK(points[i].error.empty() == valid);
+    if (kv == 3) CHECK(contains(points[i].error, "kv_heads 3"));
+    if (kv == 4 && seq == 30) CHECK(contains(points[i].error, "30"));
+  }
+}
+
+TEST_CASE("a swept key may be absent from the base and its base value is never checked") {
+  Json doc = base();
+  doc["workload"].erase("seq_len");
+  doc["strategy"]["degree"] = 0;  // overridden at every point
+  doc["sweep"] = Json::parse(R"({ "workload.seq_len": [16, 48], "strategy.degree": [2] })");
+  const auto c = parse_config(doc, "");
+  CHECK(c.workload.seq_len == 16);  // a sweep template carries its first point's values
+  const auto points = expand_sweep(c);
+  REQUIRE(points.size() == 2);
+  CHECK(points[1].config->workload.seq_len == 48);
+}
+
+TEST_CASE("sweeps create the sections they set") {
+  Json doc = base();
+  doc["sweep"] = Json::parse(R"({ "cluster.nodes": [1, 2], "parallel.dp": [1, 3] })");
+  const auto points = expand_sweep(parse_config(doc, ""));
+  REQUIRE(points.size() == 4);
+  CHECK(points[3].config->cluster["nodes"] == 2);
+  CHECK(points[3].config->parallel.dp == 3);
+}
+
+TEST_CASE("bad sweep axes are errors at sweep.<path>") {
+  struct Case {
+    const char* what;
+    const char* sweep;
+    std::string where;
+    std::vector<std::string> parts;
+  };
+  const std::vector<Case> cases = {
+      {"unknown path",
+       R"({ "workload.seqlen": [1] })",
+       "sweep.workload.seqlen",
+       {"workload.seqlen", "workload.seq_len", "strategy.degree", "strategy.options.grad_reduction",
+        "model.preset"}},
+      {"not settable", R"({ "name": ["a"] })", "sweep.name", {"cannot be swept"}},
+      {"empty list", R"({ "workload.seq_len": [] })", "sweep.workload.seq_len", {"empty"}},
+      {"not a list", R"({ "workload.seq_len": 64 })", "sweep.workload.seq_len", {"list", "64"}},
+      {"wrong type",
+       R"({ "workload.seq_len": [32, "64"] })",
+       "sweep.workload.seq_len[1]",
+       {"expected an integer", "\"64\""}},
+      {"out of range", R"({ "strategy.degree": [2, 0] })", "sweep.strategy.degree[1]", {"got 0"}},
+      {"unknown choice",
+       R"({ "workload.dtype": ["bf16", "int4"] })",
+       "sweep.workload.dtype[1]",
+       {"'int4'", "float32"}},
+      {"unknown option value",
+       R"({ "strategy.options.grad_reduction": ["sum"] })",
+       "sweep.strategy.options.grad_reduction[0]",
+       {"'sum'", "reduce_scatter"}},
+      {"unknown strategy",
+       R"({ "strategy.name": ["rsa", "nope"] })",
+       "sweep.strategy.name[1]",
+       {"'nope'", "rsa"}},
+      {"unknown preset", R"({ "model.preset": ["gpt5"] })", "sweep.model.preset[0]", {"'gpt5'", "llama3-8b"}},
+      {"sweep not an object", R"([1, 2])", "sweep", {"expected an object"}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.what);
+    Json doc = base();
+    doc["sweep"] = Json::parse(c.sweep);
+    const auto err = input_error_of([&] { (void)parse_config(doc, ""); });
+    REQUIRE(err.has_value());
+    CAPTURE(err->what());
+    CHECK(err->where() == c.where);
+    for (const auto& part : c.parts) CHECK(contains(err->what(), part));
+  }
+}
+
+TEST_CASE("a sweep larger than the limit is refused") {
+  // 1000 x 1000 = 10^6 points > max_sweep_points (10^5).
+  static_assert(spsim::analysis::max_sweep_points < 1000 * 1000);
+  Json values = Json::array();
+  for (int i = 1; i <= 1000; ++i) values.push_back(i * 4);
+  Json doc = base();
+  doc["sweep"] = Json{{"workload.seq_len", values}, {"workload.batch", values}};
+  const auto err = input_error_of([&] { (void)parse_config(doc, ""); });
+  REQUIRE(err.has_value());
+  CHECK(err->where() == "sweep");
+}
+
+TEST_CASE("the settable paths include every registered strategy option") {
+  const auto paths = spsim::analysis::sweep_paths();
+  for (const auto& name : spsim::strategies::builtin().names())
+    for (const auto& o : spsim::strategies::builtin().find(name)->options) {
+      CAPTURE(o.name);
+      CHECK(std::find(paths.begin(), paths.end(), "strategy.options." + o.name) != paths.end());
+    }
+}
+
+TEST_CASE("sweep values as table cells") {
+  CHECK(spsim::analysis::sweep_value_text(Json("ring")) == "ring");
+  CHECK(spsim::analysis::sweep_value_text(Json(4096)) == "4096");
+  CHECK(spsim::analysis::sweep_value_text(Json(true)) == "true");
+}
