@@ -29,9 +29,12 @@ std::vector<std::int64_t> striped_positions(int rank, int degree, std::int64_t s
 
 std::vector<std::int64_t> layout_positions(Layout layout, int rank, int degree, std::int64_t seq_len) {
   switch (layout) {
-    case Layout::zigzag: return zigzag_positions(rank, degree, seq_len);
-    case Layout::striped: return striped_positions(rank, degree, seq_len);
-    case Layout::contiguous: break;
+    case Layout::zigzag:
+      return zigzag_positions(rank, degree, seq_len);
+    case Layout::striped:
+      return striped_positions(rank, degree, seq_len);
+    case Layout::contiguous:
+      break;
   }
   return contiguous_positions(rank, degree, seq_len);
 }

@@ -37,9 +37,14 @@ struct Pair {
 class RingAttention final : public AttentionStrategy {
  public:
   explicit RingAttention(StrategyContext ctx)
-      : dev_(ctx.dev), comm_(ctx.comm), pr_(ctx.problem), p_(ctx.comm.size()), rows_(std::move(ctx.positions)) {
+      : dev_(ctx.dev),
+        comm_(ctx.comm),
+        pr_(ctx.problem),
+        p_(ctx.comm.size()),
+        rows_(std::move(ctx.positions)) {
     const Layout layout = parse_layout(ctx.options.at("layout"));
-    for (int owner = 0; owner < p_; ++owner) cols_.push_back(layout_positions(layout, owner, p_, pr_.seq_len));
+    for (int owner = 0; owner < p_; ++owner)
+      cols_.push_back(layout_positions(layout, owner, p_, pr_.seq_len));
   }
 
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v) override {
@@ -52,7 +57,8 @@ class RingAttention final : public AttentionStrategy {
     for (int step = 0; step < p_; ++step) {
       const int owner = owner_at(step);
       Pair next;
-      std::vector<rt::Work> pass = step + 1 < p_ ? exchange(cur, next, kTagK, kTagV) : std::vector<rt::Work>{};
+      std::vector<rt::Work> pass =
+          step + 1 < p_ ? exchange(cur, next, kTagK, kTagV) : std::vector<rt::Work>{};
       const rt::Mask m = mask(owner);
       if (step == 0) {
         dev_.attention_block_forward(q, cur.k, cur.v, o_, lse_, scale(), m);
@@ -74,14 +80,16 @@ class RingAttention final : public AttentionStrategy {
     for (int step = 0; step < p_; ++step) {
       const int owner = owner_at(step);
       Pair next;
-      std::vector<rt::Work> pass = step + 1 < p_ ? exchange(cur, next, kTagK, kTagV) : std::vector<rt::Work>{};
+      std::vector<rt::Work> pass =
+          step + 1 < p_ ? exchange(cur, next, kTagK, kTagV) : std::vector<rt::Work>{};
       // The own block (step 0) accumulates straight into the result; others into a fresh partial.
       Pair part = step == 0 ? Pair{g.dk, g.dv} : Pair{dev_.zeros(k_.shape()), dev_.zeros(v_.shape())};
-      dev_.attention_block_backward(q_, cur.k, cur.v, o_, d_o, lse_, g.dq, part.k, part.v, scale(), mask(owner));
+      dev_.attention_block_backward(q_, cur.k, cur.v, o_, d_o, lse_, g.dq, part.k, part.v, scale(),
+                                    mask(owner));
       if (step >= 1) {
         for (auto& w : acc_pass) w.wait();
         if (step >= 2) add_into(incoming, part);  // the accumulator for `owner` from rank r−1
-        acc = part;  // keeps the buffer alive while its send is in flight
+        acc = part;                               // keeps the buffer alive while its send is in flight
         acc_pass = exchange(acc, incoming, kTagDk, kTagDv);
       }
       for (auto& w : pass) w.wait();

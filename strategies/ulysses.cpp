@@ -178,7 +178,8 @@ std::optional<std::string> check_ulysses(const models::AttnProblem& p, int degre
     const bool replicate = o.count("kv_replication") && o.at("kv_replication") == "replicate";
     if (!replicate)
       return "kv_heads " + std::to_string(p.kv_heads) + " is not divisible by the degree " + deg +
-             "; set strategy.options.kv_replication to 'replicate' to repeat kv heads (needs degree % kv_heads "
+             "; set strategy.options.kv_replication to 'replicate' to repeat kv heads (needs degree % "
+             "kv_heads "
              "== 0)";
     if (degree % p.kv_heads != 0)
       return "kv_replication 'replicate' needs the degree " + deg + " to be a multiple of kv_heads " +
@@ -198,11 +199,14 @@ void register_ulysses(Registry& registry) {
   info.description =
       "DeepSpeed-Ulysses: all-to-all from sequence- to head-sharded Q, K, V; attention on heads/P heads "
       "over the full sequence; all-to-all back (mirrored in backward)";
-  info.options = {
-      {"qkv_fusion", "one all-to-all on a packed Q/K/V (and dQ/dK/dV) buffer, or one per tensor",
-       {"separate", "fused"}, "separate"},
-      {"kv_replication", "with kv_heads < degree, repeat each kv head degree/kv_heads times (extra traffic)",
-       {"none", "replicate"}, "none"}};
+  info.options = {{"qkv_fusion",
+                   "one all-to-all on a packed Q/K/V (and dQ/dK/dV) buffer, or one per tensor",
+                   {"separate", "fused"},
+                   "separate"},
+                  {"kv_replication",
+                   "with kv_heads < degree, repeat each kv head degree/kv_heads times (extra traffic)",
+                   {"none", "replicate"},
+                   "none"}};
   info.check = check_ulysses;
   info.positions = [](int rank, int degree, std::int64_t seq, const Options&) {
     return contiguous_positions(rank, degree, seq);

@@ -21,10 +21,10 @@ namespace {
 
 // Per rank and per phase ("forward", "backward"): attention flops and bytes sent.
 struct PhaseTotals {
-  double attn_flops = 0;      // ComputeOps of class attention_forward / attention_backward
-  double sent_bytes = 0;      // bytes this rank puts on the wire (see sent_by below)
-  int p2p_ops = 0;            // sendrecv/send ops
-  int collectives = 0;        // all_to_all / all_gather / reduce_scatter
+  double attn_flops = 0;           // ComputeOps of class attention_forward / attention_backward
+  double sent_bytes = 0;           // bytes this rank puts on the wire (see sent_by below)
+  int p2p_ops = 0;                 // sendrecv/send ops
+  int collectives = 0;             // all_to_all / all_gather / reduce_scatter
   std::uint64_t all_reduce_n = 0;  // Σ n of all_reduce (weight gradients at layer scope)
 };
 struct RankTotals {
@@ -41,11 +41,15 @@ double sent_by(const CommOp& op, int p) {
   switch (op.kind) {
     case CommKind::all_to_all:
     case CommKind::all_gather:
-    case CommKind::reduce_scatter: return f * n;
-    case CommKind::all_reduce: return 2 * f * n;
+    case CommKind::reduce_scatter:
+      return f * n;
+    case CommKind::all_reduce:
+      return 2 * f * n;
     case CommKind::send:
-    case CommKind::sendrecv: return n;
-    default: return 0;
+    case CommKind::sendrecv:
+      return n;
+    default:
+      return 0;
   }
 }
 
@@ -53,7 +57,8 @@ RankTotals totals(const rt::trace::RankTrace& trace, int p) {
   RankTotals t;
   PhaseTotals* cur = &t.fwd;
   for (const auto& rec : trace.records) {
-    if (const auto* b = std::get_if<rt::trace::PhaseBegin>(&rec)) cur = b->name == "backward" ? &t.bwd : &t.fwd;
+    if (const auto* b = std::get_if<rt::trace::PhaseBegin>(&rec))
+      cur = b->name == "backward" ? &t.bwd : &t.fwd;
     if (const auto* op = std::get_if<ComputeOp>(&rec)) {
       if (op->op_class == rt::OpClass::attention_forward || op->op_class == rt::OpClass::attention_backward)
         cur->attn_flops += op->flops;
@@ -108,7 +113,8 @@ std::vector<RankTotals> trace_attention(const Case& c) {
   return out;
 }
 
-models::AttnProblem problem(std::int64_t seq, bool causal, std::int64_t heads = 8, std::int64_t kv_heads = 2) {
+models::AttnProblem problem(std::int64_t seq, bool causal, std::int64_t heads = 8,
+                            std::int64_t kv_heads = 2) {
   return models::AttnProblem{/*batch=*/2, heads, kv_heads, /*head_dim=*/16, seq, causal};
 }
 
@@ -232,7 +238,8 @@ TEST_CASE("bytes each rank sends per pass match the closed forms") {
     for (auto [heads, kv] : {std::pair{24, 24}, std::pair{24, 3}, std::pair{24, 2}}) {
       CAPTURE(kv);
       const auto pr = problem(s, true, heads, kv);
-      const double q_bytes = pr.batch * heads * c * pr.head_dim * e, k_bytes = pr.batch * kv * c * pr.head_dim * e;
+      const double q_bytes = pr.batch * heads * c * pr.head_dim * e,
+                   k_bytes = pr.batch * kv * c * pr.head_dim * e;
       const double f = static_cast<double>(p - 1) / p;
       std::vector<std::pair<Case, std::array<double, 4>>> cases;  // fwd bytes, bwd bytes, fwd ops, bwd ops
       for (const char* layout : {"contiguous", "zigzag", "striped"})
@@ -283,9 +290,11 @@ TEST_CASE("bytes per layer = attention core + all-reduce of the weight gradients
   const int p = 4;
   const std::int64_t s = 64, c = s / p, batch = 2;
   const double e = 2;
-  const double k_bytes = batch * m.kv_heads * c * m.head_dim * e, q_bytes = batch * m.heads * c * m.head_dim * e;
+  const double k_bytes = batch * m.kv_heads * c * m.head_dim * e,
+               q_bytes = batch * m.heads * c * m.head_dim * e;
   double param_bytes = 0;
-  for (const auto& ps : strategies::layer_param_shapes(m)) param_bytes += static_cast<double>(rt::numel(ps.shape)) * e;
+  for (const auto& ps : strategies::layer_param_shapes(m))
+    param_bytes += static_cast<double>(rt::numel(ps.shape)) * e;
   const double f = (p - 1.0) / p;
   const std::vector<std::pair<std::string, double>> attn = {
       {"ring", 3 * (p - 1) * 2 * k_bytes},  // forward (P−1)(|k|+|v|), backward twice that
@@ -343,8 +352,8 @@ TEST_CASE("constraint violations say why") {
   SUBCASE("zigzag: seq % 2P, for ring and allgather_kv; contiguous and striped only need seq % P") {
     for (const char* name : {"ring", "allgather_kv"}) {
       CAPTURE(name);
-      const strategies::Options o = std::string(name) == "ring" ? strategies::Options{{"layout", "zigzag"}}
-                                                                : strategies::Options{};
+      const strategies::Options o =
+          std::string(name) == "ring" ? strategies::Options{{"layout", "zigzag"}} : strategies::Options{};
       const auto msg = why(name, problem(36, true), 4, o);  // 36 % 4 == 0 but 36 % 8 != 0
       REQUIRE(msg.has_value());
       CHECK(msg->find("seq_len 36 is not divisible by 2 x degree = 8") != std::string::npos);
