@@ -402,3 +402,50 @@ TEST_CASE("layouts partition the sequence") {
     }
   }
 }
+
+// Overlap as the trace records it (trace.hpp): a ComputeOp recorded between a CommOp and the Wait on
+// it does not depend on it, so the simulator can run them concurrently. Every K/V pass (forward and
+// backward) and every dK/dV accumulator pass but the last must have attention work in that window;
+// the last hop brings this rank's own accumulator home after the final block, with nothing left to
+// compute: one exposed dK/dV transfer per backward.
+TEST_CASE("ring: every pass but the final dK/dV hop is in flight while an attention block computes") {
+  for (const std::string layout : {"contiguous", "zigzag"}) {
+    CAPTURE(layout);
+    const int p = 4;
+    const auto& info = *strategies::builtin().find("ring");
+    const strategies::Options opts = {{"layout", layout}};
+    const auto pr = problem(64, false);
+    const auto traces = rt::trace::trace_ranks(p, rt::DType::bf16, [&](rt::Device& dev, rt::Comm& comm) {
+      auto strategy = info.create({dev, comm, pr, opts, info.positions(comm.rank(), p, pr.seq_len, opts)});
+      const rt::Tensor q = dev.empty({pr.batch * pr.heads, 16, pr.head_dim});
+      const rt::Tensor k = dev.empty({pr.batch * pr.kv_heads, 16, pr.head_dim});
+      (void)strategy->forward(q, k, k);
+      (void)strategy->backward(dev.empty(q.shape()));
+    });
+    for (const auto& tr : traces) {
+      const auto& recs = tr.records;
+      int passes = 0;
+      std::vector<int> exposed;  // ordinals of the passes with no attention block in flight
+      for (std::size_t i = 0; i < recs.size(); ++i) {
+        const auto* op = std::get_if<CommOp>(&recs[i]);
+        if (!op || op->kind != CommKind::sendrecv) continue;
+        ++passes;
+        std::size_t wait = recs.size();
+        for (std::size_t j = i + 1; j < recs.size() && wait == recs.size(); ++j)
+          if (const auto* w = std::get_if<rt::trace::Wait>(&recs[j]); w && w->comm_record == i) wait = j;
+        CAPTURE(i);
+        REQUIRE(wait < recs.size());
+        bool overlapped = false;
+        for (std::size_t j = i + 1; j < wait; ++j)
+          if (const auto* c = std::get_if<ComputeOp>(&recs[j]))
+            overlapped = overlapped || c->op_class == rt::OpClass::attention_forward ||
+                         c->op_class == rt::OpClass::attention_backward;
+        if (!overlapped) exposed.push_back(passes);
+      }
+      // Forward: P−1 steps × (K, V); backward: P−1 × (K, V) + P−1 × (dK, dV).
+      const int total = 2 * (p - 1) + 4 * (p - 1);
+      CHECK(passes == total);
+      CHECK(exposed == std::vector<int>{total - 1, total});  // the final dK and dV hop
+    }
+  }
+}
