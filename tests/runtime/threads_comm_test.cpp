@@ -1,6 +1,7 @@
 // Threads backend collectives against closed forms, over world sizes 1..9 and chunk sizes 0, 1, 7, 1000.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -10,7 +11,9 @@ namespace spsim::test {
 namespace {
 
 constexpr int max_world = 9;
-constexpr std::int64_t chunk_sizes[] = {0, 1, 7, 1000};
+constexpr std::int64_t chunk_sizes[] = {0, 1, 7, 1000};  // elements per chunk
+// Strided 3-D cases cut [2, P*c, 3]-like tensors: a chunk holds 6c = 0, 6, 42, 1020 elements.
+constexpr std::int64_t strided_extents[] = {0, 1, 7, 170};
 
 }  // namespace
 
@@ -79,6 +82,10 @@ TEST_SUITE("threads") {
           return out;
         });
         CHECK(mismatch(rs0, 2 * c, [&](int r, std::int64_t k) { return sum_of_values(p, r * 2 * c + k); }) == "");
+      }
+      for (const std::int64_t c : strided_extents) {
+        CAPTURE(p);
+        CAPTURE(c);
         // dim 1 of [2, P*c, 3] (strided chunks): out[a, b, d] is in[a, r*c + b, d].
         auto rs1 = on_ranks<T>(p, [&](rt::Comm& comm) {
           const rt::Tensor in = make_tensor<T>({2, p * c, 3}, [&](std::int64_t i) { return value(comm.rank(), i); });
@@ -98,7 +105,7 @@ TEST_SUITE("threads") {
           return out;
         });
         CHECK(mismatch(rs2, 6 * c, [&](int r, std::int64_t k) {
-                const std::int64_t ab = k / std::max<std::int64_t>(c, 1), d = k % std::max<std::int64_t>(c, 1);
+                const std::int64_t ab = k / c, d = k % c;
                 return sum_of_values(p, ab * p * c + r * c + d);
               }) == "");
       }
@@ -120,6 +127,10 @@ TEST_SUITE("threads") {
         CHECK(mismatch(ag0, p * c * 2, [&](int, std::int64_t k) {
                 return value(static_cast<int>(k / (2 * c)), k % (2 * c));
               }) == "");
+      }
+      for (const std::int64_t c : strided_extents) {
+        CAPTURE(p);
+        CAPTURE(c);
         // dim 1 of [2, c, 3] -> [2, P*c, 3]: out[a, b, d] = in_{b / c}[a, b mod c, d].
         auto ag1 = on_ranks<T>(p, [&](rt::Comm& comm) {
           const rt::Tensor in = make_tensor<T>({2, c, 3}, [&](std::int64_t i) { return value(comm.rank(), i); });
@@ -156,6 +167,10 @@ TEST_SUITE("threads") {
           return t;
         });
         CHECK(mismatch(inplace, p * c, expect0) == "");
+      }
+      for (const std::int64_t c : strided_extents) {
+        CAPTURE(p);
+        CAPTURE(c);
         // split 1, concat 2: [2, P*c, 3] -> [2, c, 3P]; out[a, b, 3j + d] = in_j[a, r*c + b, d].
         auto a12 = on_ranks<T>(p, [&](rt::Comm& comm) {
           const rt::Tensor in = make_tensor<T>({2, p * c, 3}, [&](std::int64_t i) { return value(comm.rank(), i); });
