@@ -10,17 +10,18 @@ int normalize_dim(const Shape& shape, int dim, std::string_view op) {
   const int n = static_cast<int>(shape.size());
   const int d = dim < 0 ? dim + n : dim;
   if (d < 0 || d >= n)
-    throw RuntimeError("threads comm: " + std::string(op) + ": dim " + std::to_string(dim) + " out of range for " +
-                       to_string(shape));
+    throw RuntimeError("threads comm: " + std::string(op) + ": dim " + std::to_string(dim) +
+                       " out of range for " + to_string(shape));
   return d;
 }
 
-ChunkGeometry chunk_geometry(const Shape& shape, int dim, int parts, std::size_t elem_bytes, std::string_view op) {
+ChunkGeometry chunk_geometry(const Shape& shape, int dim, int parts, std::size_t elem_bytes,
+                             std::string_view op) {
   const auto d = static_cast<std::size_t>(normalize_dim(shape, dim, op));
   if (shape[d] % parts != 0)
-    throw RuntimeError("threads comm: " + std::string(op) + ": extent " + std::to_string(shape[d]) + " of dim " +
-                       std::to_string(dim) + " of " + to_string(shape) + " is not divisible by the group size " +
-                       std::to_string(parts));
+    throw RuntimeError("threads comm: " + std::string(op) + ": extent " + std::to_string(shape[d]) +
+                       " of dim " + std::to_string(dim) + " of " + to_string(shape) +
+                       " is not divisible by the group size " + std::to_string(parts));
   ChunkGeometry g;
   g.parts = parts;
   g.elem_bytes = elem_bytes;
@@ -40,7 +41,8 @@ void pack_chunk(std::span<const std::byte> full, const ChunkGeometry& g, int j, 
   }
 }
 
-void unpack_chunk(std::span<const std::byte> chunk, const ChunkGeometry& g, int j, std::span<std::byte> full) {
+void unpack_chunk(std::span<const std::byte> chunk, const ChunkGeometry& g, int j,
+                  std::span<std::byte> full) {
   const auto run_bytes = static_cast<std::size_t>(g.run) * g.elem_bytes;
   if (run_bytes == 0) return;
   for (std::int64_t o = 0; o < g.outer; ++o) {
@@ -56,8 +58,8 @@ std::vector<std::span<std::byte>> equal_chunks(std::span<std::byte> buffer, int 
   return chunks;
 }
 
-std::vector<std::span<std::byte>> near_equal_chunks(std::span<std::byte> buffer, std::int64_t count, int parts,
-                                                    std::size_t elem_bytes) {
+std::vector<std::span<std::byte>> near_equal_chunks(std::span<std::byte> buffer, std::int64_t count,
+                                                    int parts, std::size_t elem_bytes) {
   std::vector<std::span<std::byte>> chunks;
   std::size_t offset = 0;
   for (int j = 0; j < parts; ++j) {

@@ -30,13 +30,16 @@ struct ChunkGeometry {
                                            std::string_view op);
 
 // chunk <- chunk j of full, and full's chunk j <- chunk. chunk has geometry.chunk_bytes() bytes.
-void pack_chunk(std::span<const std::byte> full, const ChunkGeometry& geometry, int j, std::span<std::byte> chunk);
-void unpack_chunk(std::span<const std::byte> chunk, const ChunkGeometry& geometry, int j, std::span<std::byte> full);
+void pack_chunk(std::span<const std::byte> full, const ChunkGeometry& geometry, int j,
+                std::span<std::byte> chunk);
+void unpack_chunk(std::span<const std::byte> chunk, const ChunkGeometry& geometry, int j,
+                  std::span<std::byte> full);
 
 // The bytes of chunk j of every j when `buffer` holds the chunks one after another (chunk-major).
 [[nodiscard]] std::vector<std::span<std::byte>> equal_chunks(std::span<std::byte> buffer, int parts);
 // `count` elements cut into `parts` ranges, the first count % parts one element longer.
-[[nodiscard]] std::vector<std::span<std::byte>> near_equal_chunks(std::span<std::byte> buffer, std::int64_t count,
-                                                                  int parts, std::size_t elem_bytes);
+[[nodiscard]] std::vector<std::span<std::byte>> near_equal_chunks(std::span<std::byte> buffer,
+                                                                  std::int64_t count, int parts,
+                                                                  std::size_t elem_bytes);
 
 }  // namespace spsim::rt::threads_detail

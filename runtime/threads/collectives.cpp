@@ -9,7 +9,9 @@ namespace spsim::rt::threads_detail {
 namespace {
 constexpr int kind_bits = 8;
 
-[[nodiscard]] int mod(int a, int p) { return ((a % p) + p) % p; }
+[[nodiscard]] int mod(int a, int p) {
+  return ((a % p) + p) % p;
+}
 
 template <class T>
 void add_into(std::span<std::byte> acc, const std::vector<std::byte>& in) {
@@ -24,17 +26,25 @@ void add_into(std::span<std::byte> acc, const std::vector<std::byte>& in) {
 
 std::string_view collective_name(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::all_reduce: return "all_reduce";
-    case CollectiveKind::reduce_scatter: return "reduce_scatter";
-    case CollectiveKind::all_gather: return "all_gather";
-    case CollectiveKind::all_to_all: return "all_to_all";
-    case CollectiveKind::barrier: return "barrier";
+    case CollectiveKind::all_reduce:
+      return "all_reduce";
+    case CollectiveKind::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveKind::all_gather:
+      return "all_gather";
+    case CollectiveKind::all_to_all:
+      return "all_to_all";
+    case CollectiveKind::barrier:
+      return "barrier";
   }
   return "?";
 }
 
 Exchange::Exchange(Group& group, int rank, std::uint64_t seq, CollectiveKind kind, DType dtype)
-    : group_(group), rank_(rank), stamp_(seq << kind_bits | static_cast<std::uint64_t>(kind)), dtype_(dtype) {}
+    : group_(group),
+      rank_(rank),
+      stamp_(seq << kind_bits | static_cast<std::uint64_t>(kind)),
+      dtype_(dtype) {}
 
 std::string Exchange::describe(std::uint64_t stamp) const {
   const auto kind = static_cast<CollectiveKind>(stamp & ((1U << kind_bits) - 1));
@@ -49,14 +59,15 @@ void Exchange::send(int dst, std::span<const std::byte> bytes) {
 std::vector<std::byte> Exchange::recv(int src, std::size_t bytes) {
   Message m = group_.mailbox(src, rank_, Channel::collective, 0).take(describe(stamp_));
   if (m.stamp != stamp_)
-    throw RuntimeError("threads comm: rank " + std::to_string(rank_) + " is in " + describe(stamp_) + " but rank " +
-                       std::to_string(src) + " sent data for " + describe(m.stamp) +
+    throw RuntimeError("threads comm: rank " + std::to_string(rank_) + " is in " + describe(stamp_) +
+                       " but rank " + std::to_string(src) + " sent data for " + describe(m.stamp) +
                        " (every rank must post the same collectives in the same order)");
   if (m.dtype != dtype_ || m.bytes.size() != bytes)
-    throw RuntimeError("threads comm: " + describe(stamp_) + ": rank " + std::to_string(rank_) + " expected " +
-                       std::to_string(bytes) + " bytes of " + std::string(dtype_name(dtype_)) + " from rank " +
-                       std::to_string(src) + ", got " + std::to_string(m.bytes.size()) + " bytes of " +
-                       std::string(dtype_name(m.dtype)) + " (shapes or dtypes differ between ranks)");
+    throw RuntimeError("threads comm: " + describe(stamp_) + ": rank " + std::to_string(rank_) +
+                       " expected " + std::to_string(bytes) + " bytes of " + std::string(dtype_name(dtype_)) +
+                       " from rank " + std::to_string(src) + ", got " + std::to_string(m.bytes.size()) +
+                       " bytes of " + std::string(dtype_name(m.dtype)) +
+                       " (shapes or dtypes differ between ranks)");
   return std::move(m.bytes);
 }
 

@@ -84,9 +84,9 @@ namespace {
 void fill(PendingRecv& recv, const Message& message) {
   if (message.dtype != recv.dst.dtype() || message.bytes.size() != recv.dst.nbytes()) {
     recv.error = "threads comm: recv of " + std::string(dtype_name(recv.dst.dtype())) + " " +
-                 to_string(recv.dst.shape()) + " (" + std::to_string(recv.dst.nbytes()) + " bytes) matched a " +
-                 std::string(dtype_name(message.dtype)) + " message of " + std::to_string(message.bytes.size()) +
-                 " bytes";
+                 to_string(recv.dst.shape()) + " (" + std::to_string(recv.dst.nbytes()) +
+                 " bytes) matched a " + std::string(dtype_name(message.dtype)) + " message of " +
+                 std::to_string(message.bytes.size()) + " bytes";
   } else if (!message.bytes.empty()) {
     std::memcpy(recv.dst.storage()->data(), message.bytes.data(), message.bytes.size());
   }
@@ -109,7 +109,8 @@ void Mailbox::deliver(Message message) {
 
 Message Mailbox::take(std::string_view op) {
   std::unique_lock lock(mutex_);
-  wait_locked(lock, [this] { return !messages_.empty(); }, op);
+  wait_locked(
+      lock, [this] { return !messages_.empty(); }, op);
   Message message = std::move(messages_.front());
   messages_.pop_front();
   return message;
@@ -132,7 +133,8 @@ std::shared_ptr<PendingRecv> Mailbox::post(const Tensor& dst) {
 
 void Mailbox::wait(PendingRecv& recv) {
   std::unique_lock lock(mutex_);
-  wait_locked(lock, [&recv] { return recv.done; }, "recv");
+  wait_locked(
+      lock, [&recv] { return recv.done; }, "recv");
   if (!recv.error.empty()) throw RuntimeError(recv.error);
 }
 
@@ -195,10 +197,11 @@ void Group::wake_all() {
   for (auto& [key, box] : mailboxes_) box->wake();
 }
 
-std::pair<std::shared_ptr<Group>, int> Group::split(std::uint64_t seq, const std::vector<int>& colors, int rank) {
+std::pair<std::shared_ptr<Group>, int> Group::split(std::uint64_t seq, const std::vector<int>& colors,
+                                                    int rank) {
   if (std::ssize(colors) != size())
-    throw RuntimeError("threads comm: split got " + std::to_string(colors.size()) + " colors for a group of " +
-                       std::to_string(size()) + " ranks");
+    throw RuntimeError("threads comm: split got " + std::to_string(colors.size()) +
+                       " colors for a group of " + std::to_string(size()) + " ranks");
   std::lock_guard lock(mutex_);
   if (world_->aborted()) throw aborted_error(*world_);
   auto [it, fresh] = splits_.try_emplace(seq);

@@ -108,7 +108,8 @@ enum class Channel : std::uint8_t { user, collective };
 class Group {
  public:
   Group(std::shared_ptr<World> world, std::vector<int> world_ranks);
-  [[nodiscard]] static std::shared_ptr<Group> create(std::shared_ptr<World> world, std::vector<int> world_ranks);
+  [[nodiscard]] static std::shared_ptr<Group> create(std::shared_ptr<World> world,
+                                                     std::vector<int> world_ranks);
   [[nodiscard]] int size() const { return static_cast<int>(world_ranks_.size()); }
   [[nodiscard]] int world_rank(int rank) const { return world_ranks_[static_cast<std::size_t>(rank)]; }
   [[nodiscard]] World& world() const { return *world_; }
@@ -116,8 +117,8 @@ class Group {
   void wake_all();
   // The sub-group of `rank` in this group's split number `seq`, and `rank`'s rank in it. The first
   // caller of a split creates every sub-group; the others look theirs up. Does not block.
-  [[nodiscard]] std::pair<std::shared_ptr<Group>, int> split(std::uint64_t seq, const std::vector<int>& colors,
-                                                             int rank);
+  [[nodiscard]] std::pair<std::shared_ptr<Group>, int> split(std::uint64_t seq,
+                                                             const std::vector<int>& colors, int rank);
 
  private:
   struct Key {

@@ -20,7 +20,8 @@ std::span<std::byte> host_bytes(const Tensor& t, std::string_view op) {
   const std::string where = "threads comm: " + std::string(op) + ": ";
   if (!t.defined()) throw RuntimeError(where + "undefined tensor");
   if (t.dtype() != DType::f32 && t.dtype() != DType::f64)
-    throw RuntimeError(where + "supports float32 and float64 tensors, got " + std::string(dtype_name(t.dtype())));
+    throw RuntimeError(where + "supports float32 and float64 tensors, got " +
+                       std::string(dtype_name(t.dtype())));
   void* data = t.storage()->data();
   if (data == nullptr) throw RuntimeError(where + "tensor " + to_string(t.shape()) + " holds no host data");
   if (t.storage()->bytes() < t.nbytes())
@@ -36,8 +37,9 @@ void check_shape(const Tensor& t, const Shape& want, std::string_view op, std::s
 
 void check_same_dtype(const Tensor& a, const Tensor& b, std::string_view op) {
   if (a.dtype() != b.dtype())
-    throw RuntimeError("threads comm: " + std::string(op) + ": input is " + std::string(dtype_name(a.dtype())) +
-                       " but output is " + std::string(dtype_name(b.dtype())));
+    throw RuntimeError("threads comm: " + std::string(op) + ": input is " +
+                       std::string(dtype_name(a.dtype())) + " but output is " +
+                       std::string(dtype_name(b.dtype())));
 }
 
 // in.shape with dimension d multiplied by num / den.
@@ -205,14 +207,17 @@ std::unique_ptr<Comm> ThreadsComm::split(const std::vector<int>& color_of_rank) 
 }  // namespace threads_detail
 
 ThreadsWorld::ThreadsWorld(int size) {
-  if (size < 1) throw RuntimeError("threads comm: world size must be at least 1, got " + std::to_string(size));
+  if (size < 1)
+    throw RuntimeError("threads comm: world size must be at least 1, got " + std::to_string(size));
   world_ = std::make_shared<threads_detail::World>(size);
   std::vector<int> ranks(static_cast<std::size_t>(size));
   std::iota(ranks.begin(), ranks.end(), 0);
   root_ = threads_detail::Group::create(world_, std::move(ranks));
 }
 
-int ThreadsWorld::size() const { return world_->size(); }
+int ThreadsWorld::size() const {
+  return world_->size();
+}
 
 std::unique_ptr<Comm> ThreadsWorld::comm(int rank) const {
   if (rank < 0 || rank >= size())
@@ -221,9 +226,13 @@ std::unique_ptr<Comm> ThreadsWorld::comm(int rank) const {
   return std::make_unique<threads_detail::ThreadsComm>(root_, rank);
 }
 
-void ThreadsWorld::abort(const std::string& reason) const { world_->abort(reason); }
+void ThreadsWorld::abort(const std::string& reason) const {
+  world_->abort(reason);
+}
 
-bool ThreadsWorld::aborted() const { return world_->aborted(); }
+bool ThreadsWorld::aborted() const {
+  return world_->aborted();
+}
 
 void ThreadsWorld::finished(int rank) const {
   if (auto deadlock = world_->finish(rank)) world_->abort(*deadlock);

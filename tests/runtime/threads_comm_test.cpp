@@ -62,7 +62,8 @@ TEST_SUITE("threads") {
         for (std::int64_t i = 0; i < n; ++i) {
           long double ref = 0;
           for (int r = 0; r < p; ++r) ref += static_cast<T>(f(r, i));
-          worst = std::max(worst, std::abs(first[0][i] - static_cast<double>(ref)) / static_cast<double>(ref));
+          worst =
+              std::max(worst, std::abs(first[0][i] - static_cast<double>(ref)) / static_cast<double>(ref));
         }
         CHECK(worst < tol);
       }
@@ -76,19 +77,22 @@ TEST_SUITE("threads") {
         CAPTURE(c);
         // dim 0 of [P*c, 2]: rank r's output element k is global element r*2c + k.
         auto rs0 = on_ranks<T>(p, [&](rt::Comm& comm) {
-          const rt::Tensor in = make_tensor<T>({p * c, 2}, [&](std::int64_t i) { return value(comm.rank(), i); });
+          const rt::Tensor in =
+              make_tensor<T>({p * c, 2}, [&](std::int64_t i) { return value(comm.rank(), i); });
           rt::Tensor out = rt::make_host_tensor({c, 2}, rt::dtype_of<T>());
           comm.reduce_scatter(in, out, 0).wait();
           return out;
         });
-        CHECK(mismatch(rs0, 2 * c, [&](int r, std::int64_t k) { return sum_of_values(p, r * 2 * c + k); }) == "");
+        CHECK(mismatch(rs0, 2 * c, [&](int r, std::int64_t k) { return sum_of_values(p, r * 2 * c + k); }) ==
+              "");
       }
       for (const std::int64_t c : strided_extents) {
         CAPTURE(p);
         CAPTURE(c);
         // dim 1 of [2, P*c, 3] (strided chunks): out[a, b, d] is in[a, r*c + b, d].
         auto rs1 = on_ranks<T>(p, [&](rt::Comm& comm) {
-          const rt::Tensor in = make_tensor<T>({2, p * c, 3}, [&](std::int64_t i) { return value(comm.rank(), i); });
+          const rt::Tensor in =
+              make_tensor<T>({2, p * c, 3}, [&](std::int64_t i) { return value(comm.rank(), i); });
           rt::Tensor out = rt::make_host_tensor({2, c, 3}, rt::dtype_of<T>());
           comm.reduce_scatter(in, out, 1).wait();
           return out;
@@ -99,7 +103,8 @@ TEST_SUITE("threads") {
               }) == "");
         // dim -1 of [2, 3, P*c]: out[a, b, d] is in[a, b, r*c + d].
         auto rs2 = on_ranks<T>(p, [&](rt::Comm& comm) {
-          const rt::Tensor in = make_tensor<T>({2, 3, p * c}, [&](std::int64_t i) { return value(comm.rank(), i); });
+          const rt::Tensor in =
+              make_tensor<T>({2, 3, p * c}, [&](std::int64_t i) { return value(comm.rank(), i); });
           rt::Tensor out = rt::make_host_tensor({2, 3, c}, rt::dtype_of<T>());
           comm.reduce_scatter(in, out, -1).wait();
           return out;
@@ -133,7 +138,8 @@ TEST_SUITE("threads") {
         CAPTURE(c);
         // dim 1 of [2, c, 3] -> [2, P*c, 3]: out[a, b, d] = in_{b / c}[a, b mod c, d].
         auto ag1 = on_ranks<T>(p, [&](rt::Comm& comm) {
-          const rt::Tensor in = make_tensor<T>({2, c, 3}, [&](std::int64_t i) { return value(comm.rank(), i); });
+          const rt::Tensor in =
+              make_tensor<T>({2, c, 3}, [&](std::int64_t i) { return value(comm.rank(), i); });
           rt::Tensor out = rt::make_host_tensor({2, p * c, 3}, rt::dtype_of<T>());
           comm.all_gather(in, out, 1).wait();
           return out;
@@ -154,7 +160,8 @@ TEST_SUITE("threads") {
         // split 0, concat 0 on [P*c]: out chunk j = chunk r of rank j's input.
         auto expect0 = [&](int r, std::int64_t k) { return value(static_cast<int>(k / c), r * c + k % c); };
         auto a00 = on_ranks<T>(p, [&](rt::Comm& comm) {
-          const rt::Tensor in = make_tensor<T>({p * c}, [&](std::int64_t i) { return value(comm.rank(), i); });
+          const rt::Tensor in =
+              make_tensor<T>({p * c}, [&](std::int64_t i) { return value(comm.rank(), i); });
           rt::Tensor out = rt::make_host_tensor({p * c}, rt::dtype_of<T>());
           comm.all_to_all(in, out, 0, 0).wait();
           return out;
@@ -173,7 +180,8 @@ TEST_SUITE("threads") {
         CAPTURE(c);
         // split 1, concat 2: [2, P*c, 3] -> [2, c, 3P]; out[a, b, 3j + d] = in_j[a, r*c + b, d].
         auto a12 = on_ranks<T>(p, [&](rt::Comm& comm) {
-          const rt::Tensor in = make_tensor<T>({2, p * c, 3}, [&](std::int64_t i) { return value(comm.rank(), i); });
+          const rt::Tensor in =
+              make_tensor<T>({2, p * c, 3}, [&](std::int64_t i) { return value(comm.rank(), i); });
           rt::Tensor out = rt::make_host_tensor({2, c, 3 * p}, rt::dtype_of<T>());
           comm.all_to_all(in, out, 1, 2).wait();
           return out;
@@ -185,7 +193,8 @@ TEST_SUITE("threads") {
         // split 2, concat 0 (Ulysses' heads <-> sequence re-layout): [2, 3, P*c] -> [2P, 3, c];
         // out[2j + a, b, d] = in_j[a, b, r*c + d].
         auto a20 = on_ranks<T>(p, [&](rt::Comm& comm) {
-          const rt::Tensor in = make_tensor<T>({2, 3, p * c}, [&](std::int64_t i) { return value(comm.rank(), i); });
+          const rt::Tensor in =
+              make_tensor<T>({2, 3, p * c}, [&](std::int64_t i) { return value(comm.rank(), i); });
           rt::Tensor out = rt::make_host_tensor({2 * p, 3, c}, rt::dtype_of<T>());
           comm.all_to_all(in, out, 2, 0).wait();
           return out;

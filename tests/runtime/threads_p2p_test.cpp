@@ -12,7 +12,9 @@ namespace {
 constexpr int max_world = 9;
 constexpr std::int64_t chunk_sizes[] = {0, 1, 7, 1000};
 
-[[nodiscard]] int mod(int a, int p) { return ((a % p) + p) % p; }
+[[nodiscard]] int mod(int a, int p) {
+  return ((a % p) + p) % p;
+}
 
 }  // namespace
 
@@ -39,7 +41,8 @@ TEST_SUITE("threads") {
         for (int k = 0; k <= p; ++k) {
           CAPTURE(k);
           std::vector<std::vector<double>> after_k;
-          for (int r = 0; r < p; ++r) after_k.push_back(held[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)]);
+          for (int r = 0; r < p; ++r)
+            after_k.push_back(held[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)]);
           // Each pass moves every buffer from rank r to rank r+1.
           CHECK(mismatch(after_k, c, [&](int r, std::int64_t i) { return value(mod(r - k, p), i); }) == "");
         }
@@ -54,7 +57,8 @@ TEST_SUITE("threads") {
         CAPTURE(c);
         // Send to r+2, receive from r-2.
         auto got = on_ranks<double>(p, [&](rt::Comm& comm) {
-          const rt::Tensor out = make_tensor<double>({c}, [&](std::int64_t i) { return value(comm.rank(), i); });
+          const rt::Tensor out =
+              make_tensor<double>({c}, [&](std::int64_t i) { return value(comm.rank(), i); });
           rt::Tensor in = rt::make_host_tensor({c}, rt::DType::f64);
           comm.sendrecv(out, mod(comm.rank() + 2, p), in, mod(comm.rank() - 2, p), 5).wait();
           return in;
@@ -76,8 +80,10 @@ TEST_SUITE("threads") {
         const int r = comm.rank();
         if (r == 0) {
           for (int q = 1; q < p; ++q)
-            for (const auto& [tag, base] : {std::pair{1, 0}, std::pair{2, 10}, std::pair{3, 20}, std::pair{3, 30}})
-              (void)comm.send(make_tensor<float>({n}, [&](std::int64_t i) { return value(q + base, i); }), q, tag);
+            for (const auto& [tag, base] :
+                 {std::pair{1, 0}, std::pair{2, 10}, std::pair{3, 20}, std::pair{3, 30}})
+              (void)comm.send(make_tensor<float>({n}, [&](std::int64_t i) { return value(q + base, i); }), q,
+                              tag);
           return;
         }
         std::vector<rt::Tensor> t;
@@ -100,7 +106,8 @@ TEST_SUITE("threads") {
         CAPTURE(k);
         const int base = 10 * k;  // received tensors in the order tag 1, tag 2, tag 3 first, tag 3 second
         std::vector<std::vector<double>> kth;
-        for (int q = 1; q < p; ++q) kth.push_back(got[static_cast<std::size_t>(q)][static_cast<std::size_t>(k)]);
+        for (int q = 1; q < p; ++q)
+          kth.push_back(got[static_cast<std::size_t>(q)][static_cast<std::size_t>(k)]);
         CHECK(mismatch(kth, n, [&](int idx, std::int64_t i) { return value(idx + 1 + base, i); }) == "");
       }
     }
@@ -114,7 +121,8 @@ TEST_SUITE("threads") {
         const int partner = comm.rank() ^ 1;
         rt::Tensor in = rt::make_host_tensor({3}, rt::DType::f64);
         rt::Work w = comm.recv(in, partner);
-        (void)comm.send(make_tensor<double>({3}, [&](std::int64_t i) { return value(comm.rank(), i); }), partner);
+        (void)comm.send(make_tensor<double>({3}, [&](std::int64_t i) { return value(comm.rank(), i); }),
+                        partner);
         w.wait();
         return in;
       });
@@ -177,7 +185,8 @@ TEST_SUITE("threads") {
       for (int round = 0; round < 3; ++round) {
         // sum over r of (round*P + r + 1) = round*P^2 + P(P+1)/2
         const int want = round * p * p + p * (p + 1) / 2;
-        for (int r = 0; r < p; ++r) CHECK(sums[static_cast<std::size_t>(r)][static_cast<std::size_t>(round)] == want);
+        for (int r = 0; r < p; ++r)
+          CHECK(sums[static_cast<std::size_t>(r)][static_cast<std::size_t>(round)] == want);
       }
     }
   }

@@ -27,7 +27,8 @@ TEST_SUITE("threads") {
       CAPTURE(p);
       std::vector<int> colors;
       for (int r = 0; r < p; ++r) colors.push_back(r % 3);
-      std::vector<std::vector<double>> sums(static_cast<std::size_t>(p)), gathered(static_cast<std::size_t>(p));
+      std::vector<std::vector<double>> sums(static_cast<std::size_t>(p)),
+          gathered(static_cast<std::size_t>(p));
       std::vector<std::pair<int, int>> rank_size(static_cast<std::size_t>(p));
       rt::run_ranks(p, [&](rt::Comm& world) {
         const int r = world.rank();
@@ -111,7 +112,9 @@ TEST_SUITE("threads") {
     CHECK(length.type == "RuntimeError");
     CHECK(length.says("2 colors for a group of 3"));
     auto differ = thrown_by([] {
-      rt::run_ranks(2, [](rt::Comm& comm) { (void)comm.split(comm.rank() == 0 ? std::vector{0, 0} : std::vector{0, 1}); });
+      rt::run_ranks(2, [](rt::Comm& comm) {
+        (void)comm.split(comm.rank() == 0 ? std::vector{0, 0} : std::vector{0, 1});
+      });
     });
     CHECK(differ.type == "RuntimeError");
     CHECK(differ.says("different color vector"));

@@ -12,7 +12,9 @@
 namespace spsim::test {
 
 // The rank-dependent input every test uses: exact in float32 for every size tested here (< 2^24).
-[[nodiscard]] inline double value(int rank, std::int64_t i) { return rank * 1000.0 + static_cast<double>(i); }
+[[nodiscard]] inline double value(int rank, std::int64_t i) {
+  return rank * 1000.0 + static_cast<double>(i);
+}
 
 // Sum over ranks 0..P-1 of value(rank, i) = 1000 * P(P-1)/2 + P * i.
 [[nodiscard]] inline double sum_of_values(int p, std::int64_t i) {
@@ -35,9 +37,11 @@ template <class T>
 
 // Runs body on P ranks and returns each rank's result tensor as doubles, indexed by rank.
 template <class T>
-[[nodiscard]] std::vector<std::vector<double>> on_ranks(int p, const std::function<rt::Tensor(rt::Comm&)>& body) {
+[[nodiscard]] std::vector<std::vector<double>> on_ranks(int p,
+                                                        const std::function<rt::Tensor(rt::Comm&)>& body) {
   std::vector<std::vector<double>> results(static_cast<std::size_t>(p));
-  rt::run_ranks(p, [&](rt::Comm& comm) { results[static_cast<std::size_t>(comm.rank())] = values_of<T>(body(comm)); });
+  rt::run_ranks(
+      p, [&](rt::Comm& comm) { results[static_cast<std::size_t>(comm.rank())] = values_of<T>(body(comm)); });
   return results;
 }
 
