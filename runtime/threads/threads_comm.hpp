@@ -14,6 +14,8 @@
 //
 // Nothing ever hangs: when a rank throws (run_ranks) or every running rank waits for a message nobody
 // can send any more (deadlock), the world is aborted and every blocked call throws GroupAborted.
+// Deadlock detection assumes what run_ranks sets up: one thread per rank makes that rank's calls, and
+// ranks that have returned are reported with ThreadsWorld::finished.
 #pragma once
 
 #include <functional>
