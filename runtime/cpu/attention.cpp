@@ -25,18 +25,23 @@ void check_no_alias(const Tensor& out, std::initializer_list<const Tensor*> inpu
       fail(op, "output '" + std::string(arg) + "' shares storage with an input");
 }
 
+template <class T>
+using ConstRowMap = Eigen::Map<const Eigen::Array<T, 1, Eigen::Dynamic>>;
+
 // In place, on one row of (scaled, masked) scores s: s <- exp(s - m) / Σ exp(s - m) with m = max(s)
-// (max-subtraction keeps exp in range). Returns the row's log-sum-exp m + log Σ exp(s - m); a row with
-// every entry masked (-inf) becomes zeros and returns -inf.
+// (max-subtraction keeps exp in range), masked entries zeroed by `keep` (null: none masked). Returns the
+// row's log-sum-exp m + log Σ exp(s - m); a row with every entry masked (-inf) becomes zeros and
+// returns -inf.
 template <class T, class Row>
-T softmax_row(Row s) {
+T softmax_row(Row s, const T* keep) {
   if (s.size() == 0) return neg_inf<T>;
   const T m = s.maxCoeff();
   if (m == neg_inf<T>) {
     s.setZero();
     return neg_inf<T>;
   }
-  s = (s - m).exp();
+  if (keep == nullptr) s = (s - m).exp();
+  else s = (s - m).exp() * ConstRowMap<T>(keep, s.size());
   const T l = s.sum();
   s *= T(1) / l;
   return m + std::log(l);
@@ -89,9 +94,10 @@ void softmax(const Tensor& x, Tensor& y, double scale, const Mask& mask) {
   for (std::int64_t b = 0; b < xs.batch; ++b) {
     for (std::int64_t r = 0; r < xs.rows; ++r) {
       const std::int64_t i = b * xs.rows + r;
-      if (plan.kind == MaskKind::partial) ym.row(i) = s * xm.row(i) + plan.bias.row(r);
+      const bool partial = plan.kind == MaskKind::partial;
+      if (partial) ym.row(i) = s * xm.row(i) + plan.bias.row(r);
       else ym.row(i) = s * xm.row(i);
-      (void)softmax_row<T>(ym.row(i).array());
+      (void)softmax_row<T>(ym.row(i).array(), partial ? plan.keep.row(r).data() : nullptr);
     }
   }
 }
@@ -146,8 +152,10 @@ void attention_block_forward(const Tensor& q, const Tensor& k, const Tensor& v, 
     const ConstMatMap<T> kb(pk + source_batch(b, qs.batch, ks.batch) * ks.stride(), ks.rows, ks.cols);
     const ConstMatMap<T> vb(pv + source_batch(b, qs.batch, vs.batch) * vs.stride(), vs.rows, vs.cols);
     p.noalias() = sc * qb * kb.transpose();
-    if (plan.kind == MaskKind::partial) p += plan.bias;
-    for (std::int64_t r = 0; r < qs.rows; ++r) lsem(b * qs.rows + r) = softmax_row<T>(p.row(r).array());
+    const bool partial = plan.kind == MaskKind::partial;
+    if (partial) p += plan.bias;
+    for (std::int64_t r = 0; r < qs.rows; ++r)
+      lsem(b * qs.rows + r) = softmax_row<T>(p.row(r).array(), partial ? plan.keep.row(r).data() : nullptr);
     om.middleRows(b * qs.rows, qs.rows).noalias() = p * vb;
   }
 }
@@ -196,6 +204,7 @@ void attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v,
 
     delta = (dob.array() * ob.array()).rowwise().sum();  // D = rowsum(dO ⊙ O)
     p.noalias() = sc * qb * kb.transpose();
+    // The -inf bias keeps exp from overflowing on masked scores far above lse (inf · 0 would be NaN).
     if (plan.kind == MaskKind::partial) p += plan.bias;
     dp.noalias() = dob * vb.transpose();
     for (std::int64_t r = 0; r < sq; ++r) {
@@ -204,7 +213,10 @@ void attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v,
         dp.row(r).setZero();
         continue;
       }
-      p.row(r).array() = (p.row(r).array() - lseb(r)).exp();                    // P = exp(S - lse)
+      if (plan.kind == MaskKind::partial)  // P = exp(S - lse), masked entries 0
+        p.row(r).array() = (p.row(r).array() - lseb(r)).exp() * plan.keep.row(r).array();
+      else
+        p.row(r).array() = (p.row(r).array() - lseb(r)).exp();
       dp.row(r).array() = p.row(r).array() * (dp.row(r).array() - delta(r));  // dS = P ⊙ (dP - D)
     }
     dvb.noalias() += p.transpose() * dob;
@@ -232,7 +244,10 @@ void merge_attention(Tensor& o, Tensor& lse, const Tensor& o_blk, const Tensor& 
   // Shift by m = max(lse, lse_blk) (0 where both are -inf) so the exps cannot overflow.
   const Col<T> m_raw = l.max(lb);
   const Col<T> m = (m_raw == neg_inf<T>).select(T(0), m_raw);
-  const Col<T> e = (l - m).exp(), e_blk = (lb - m).exp(), sum = e + e_blk;
+  // select, because Eigen's vectorised exp(-inf) is the smallest normal number rather than 0.
+  const Col<T> e = (l == neg_inf<T>).select(T(0), (l - m).exp());
+  const Col<T> e_blk = (lb == neg_inf<T>).select(T(0), (lb - m).exp());
+  const Col<T> sum = e + e_blk;
   const Col<T> inv = (sum > T(0)).select(sum.inverse(), T(0));  // both -inf: the row stays o = 0
   const Col<T> w = e * inv, w_blk = e_blk * inv;
   om = w.matrix().asDiagonal() * om + w_blk.matrix().asDiagonal() * obm;

@@ -74,13 +74,13 @@ MaskPlan<T> plan_mask(const Mask& mask, std::int64_t rows, std::int64_t cols, st
     return plan;
   }
   plan.kind = MaskKind::partial;
-  plan.bias.resize(rows, cols);
-  constexpr T neg_inf = -std::numeric_limits<T>::infinity();
+  plan.keep.resize(rows, cols);
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int64_t pos = (*mask.rows)[static_cast<std::size_t>(r)];
-    T* row = plan.bias.row(r).data();
-    for (std::int64_t c = 0; c < cols; ++c) row[c] = (*mask.cols)[static_cast<std::size_t>(c)] <= pos ? T(0) : neg_inf;
+    T* keep = plan.keep.row(r).data();
+    for (std::int64_t c = 0; c < cols; ++c) keep[c] = (*mask.cols)[static_cast<std::size_t>(c)] <= pos ? T(1) : T(0);
   }
+  plan.bias = (plan.keep.array() > T(0)).select(Mat<T>::Zero(rows, cols), -std::numeric_limits<T>::infinity());
   return plan;
 }
 

@@ -51,10 +51,13 @@ void check_broadcast(std::int64_t n, std::int64_t count, std::string_view op, st
 
 // A causal mask restricted to one block of rows x cols, classified once per op call.
 enum class MaskKind : std::uint8_t { all, partial, none };  // all pairs allowed / some / no pair
+// Eigen's vectorised exp maps -inf to the smallest normal number, not 0, so a masked probability is
+// forced to exactly 0 by multiplying with `keep` after the exp.
 template <class T>
 struct MaskPlan {
   MaskKind kind = MaskKind::all;
   Mat<T> bias;  // partial only: 0 where allowed, -inf where masked (added to the scores)
+  Mat<T> keep;  // partial only: 1 where allowed, 0 where masked (multiplies exp(scores))
 };
 template <class T>
 [[nodiscard]] MaskPlan<T> plan_mask(const Mask& mask, std::int64_t rows, std::int64_t cols, std::string_view op);
