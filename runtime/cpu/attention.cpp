@@ -28,20 +28,20 @@ void check_no_alias(const Tensor& out, std::initializer_list<const Tensor*> inpu
 template <class T>
 using ConstRowMap = Eigen::Map<const Eigen::Array<T, 1, Eigen::Dynamic>>;
 
-// In place, on one row of (scaled, masked) scores s: s <- exp(s - m) / Σ exp(s - m) with m = max(s)
-// (max-subtraction keeps exp in range), masked entries zeroed by `keep` (null: none masked). Returns the
-// row's log-sum-exp m + log Σ exp(s - m); a row with every entry masked (-inf) becomes zeros and
-// returns -inf.
+// In place, on one row of scaled scores s: s <- exp(s - m) / Σ exp(s - m) over the allowed entries, with
+// m their max (max-subtraction keeps exp in range); masked entries become exactly 0. `bias`/`keep` are
+// the row of a partial mask (null: nothing masked). Returns the row's log-sum-exp m + log Σ exp(s - m);
+// a row with every entry masked becomes zeros and returns -inf.
 template <class T, class Row>
-T softmax_row(Row s, const T* keep) {
+T softmax_row(Row s, const T* bias, const T* keep) {
   if (s.size() == 0) return neg_inf<T>;
-  const T m = s.maxCoeff();
+  const T m = bias == nullptr ? s.maxCoeff() : (s + ConstRowMap<T>(bias, s.size())).maxCoeff();
   if (m == neg_inf<T>) {
     s.setZero();
     return neg_inf<T>;
   }
   if (keep == nullptr) s = (s - m).exp();
-  else s = (s - m).exp() * ConstRowMap<T>(keep, s.size());
+  else s = (s - m).min(T(0)).exp() * ConstRowMap<T>(keep, s.size());  // masked scores may exceed m: capped
   const T l = s.sum();
   s *= T(1) / l;
   return m + std::log(l);
@@ -95,9 +95,9 @@ void softmax(const Tensor& x, Tensor& y, double scale, const Mask& mask) {
     for (std::int64_t r = 0; r < xs.rows; ++r) {
       const std::int64_t i = b * xs.rows + r;
       const bool partial = plan.kind == MaskKind::partial;
-      if (partial) ym.row(i) = s * xm.row(i) + plan.bias.row(r);
-      else ym.row(i) = s * xm.row(i);
-      (void)softmax_row<T>(ym.row(i).array(), partial ? plan.keep.row(r).data() : nullptr);
+      ym.row(i) = s * xm.row(i);
+      (void)softmax_row<T>(ym.row(i).array(), partial ? plan.bias.row(r).data() : nullptr,
+                           partial ? plan.keep.row(r).data() : nullptr);
     }
   }
 }
@@ -153,9 +153,9 @@ void attention_block_forward(const Tensor& q, const Tensor& k, const Tensor& v, 
     const ConstMatMap<T> vb(pv + source_batch(b, qs.batch, vs.batch) * vs.stride(), vs.rows, vs.cols);
     p.noalias() = sc * qb * kb.transpose();
     const bool partial = plan.kind == MaskKind::partial;
-    if (partial) p += plan.bias;
     for (std::int64_t r = 0; r < qs.rows; ++r)
-      lsem(b * qs.rows + r) = softmax_row<T>(p.row(r).array(), partial ? plan.keep.row(r).data() : nullptr);
+      lsem(b * qs.rows + r) = softmax_row<T>(p.row(r).array(), partial ? plan.bias.row(r).data() : nullptr,
+                                             partial ? plan.keep.row(r).data() : nullptr);
     om.middleRows(b * qs.rows, qs.rows).noalias() = p * vb;
   }
 }
@@ -204,8 +204,6 @@ void attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v,
 
     delta = (dob.array() * ob.array()).rowwise().sum();  // D = rowsum(dO ⊙ O)
     p.noalias() = sc * qb * kb.transpose();
-    // The -inf bias keeps exp from overflowing on masked scores far above lse (inf · 0 would be NaN).
-    if (plan.kind == MaskKind::partial) p += plan.bias;
     dp.noalias() = dob * vb.transpose();
     for (std::int64_t r = 0; r < sq; ++r) {
       if (lseb(r) == neg_inf<T>) {  // the row attends to nothing anywhere: it has no gradient
@@ -213,8 +211,10 @@ void attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v,
         dp.row(r).setZero();
         continue;
       }
-      if (plan.kind == MaskKind::partial)  // P = exp(S - lse), masked entries 0
-        p.row(r).array() = (p.row(r).array() - lseb(r)).exp() * plan.keep.row(r).array();
+      // P = exp(S - lse), masked entries 0. Allowed scores never exceed the final lse; masked ones may,
+      // so the exponent is capped at 0 to keep exp finite (inf · 0 would be NaN).
+      if (plan.kind == MaskKind::partial)
+        p.row(r).array() = (p.row(r).array() - lseb(r)).min(T(0)).exp() * plan.keep.row(r).array();
       else
         p.row(r).array() = (p.row(r).array() - lseb(r)).exp();
       dp.row(r).array() = p.row(r).array() * (dp.row(r).array() - delta(r));  // dS = P ⊙ (dP - D)
