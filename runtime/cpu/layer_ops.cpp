@@ -1,0 +1,146 @@
+// CPU transformer-layer elementwise ops: LayerNorm and exact (erf) GeLU, forward and backward.
+#include <cmath>
+#include <numbers>
+
+#include "runtime/cpu/detail/kernels.hpp"
+
+namespace spsim::rt::cpu {
+
+namespace {
+
+template <class T>
+using RowArray = Eigen::Array<T, 1, Eigen::Dynamic>;
+
+// gamma, or ones when the layer norm has no affine scale.
+template <class T>
+RowArray<T> row_or(const Tensor& t, std::int64_t n, T fallback, std::string_view op, std::string_view arg) {
+  if (!t.defined()) return RowArray<T>::Constant(n, fallback);
+  expect_shape(t, {n}, op, arg);
+  return Eigen::Map<const RowArray<T>>(data_of<T>(t, op, arg), n);
+}
+
+struct Rows {
+  std::int64_t rows = 0, width = 0;
+};
+
+Rows rows_of(const Tensor& x, std::string_view op) {
+  if (x.ndim() < 1 || x.dim(-1) == 0) fail(op, "x " + to_string(x.shape()) + " has no features to normalise");
+  return {x.numel() / x.dim(-1), x.dim(-1)};
+}
+
+void expect_numel(const Tensor& t, std::int64_t n, std::string_view op, std::string_view arg) {
+  if (t.numel() != n)
+    fail(op, "argument '" + std::string(arg) + "' has shape " + to_string(t.shape()) + ", expected " +
+                 std::to_string(n) + " elements (one per row)");
+}
+
+// Standard normal cdf Φ and pdf φ.
+template <class T>
+T normal_cdf(T x) {
+  return T(0.5) * (T(1) + std::erf(x * static_cast<T>(1.0 / std::numbers::sqrt2)));
+}
+template <class T>
+T normal_pdf(T x) {
+  return std::exp(T(-0.5) * x * x) * static_cast<T>(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+}
+
+}  // namespace
+
+template <class T>
+void layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, Tensor& y, Tensor& mean,
+                Tensor& rstd) {
+  constexpr std::string_view op = "layer_norm";
+  const T* px = data_of<T>(x, op, "x");
+  const auto [rows, width] = rows_of(x, op);
+  expect_shape(y, x.shape(), op, "y");
+  expect_numel(mean, rows, op, "mean");
+  expect_numel(rstd, rows, op, "rstd");
+  const RowArray<T> g = row_or<T>(gamma, width, T(1), op, "gamma");
+  const RowArray<T> b = row_or<T>(beta, width, T(0), op, "beta");
+  const ConstMatMap<T> xm(px, rows, width);
+  MatMap<T> ym(data_of<T>(y, op, "y"), rows, width);
+  ColMap<T> mu(data_of<T>(mean, op, "mean"), rows), rs(data_of<T>(rstd, op, "rstd"), rows);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    // Two passes (mean, then centred squares) avoid the cancellation of E[x²] − E[x]²; the variance is
+    // the biased one, as torch.nn.LayerNorm uses.
+    mu(r) = xm.row(r).mean();
+    const T var = (xm.row(r).array() - mu(r)).square().mean();
+    rs(r) = T(1) / std::sqrt(var + static_cast<T>(eps));
+    ym.row(r).array() = (xm.row(r).array() - mu(r)) * rs(r) * g + b;
+  }
+}
+
+// With x̂ = (x − μ)·rstd and g = dy ⊙ γ (all per row of width n):
+// dx = rstd · (g − mean(g) − x̂ · mean(g ⊙ x̂)), dγ = Σ_rows dy ⊙ x̂, dβ = Σ_rows dy.
+template <class T>
+void layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
+                         const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta, bool accumulate_dx) {
+  constexpr std::string_view op = "layer_norm_backward";
+  const T* px = data_of<T>(x, op, "x");
+  const auto [rows, width] = rows_of(x, op);
+  expect_shape(dy, x.shape(), op, "dy");
+  expect_numel(mean, rows, op, "mean");
+  expect_numel(rstd, rows, op, "rstd");
+  const RowArray<T> gam = row_or<T>(gamma, width, T(1), op, "gamma");
+  const ConstMatMap<T> xm(px, rows, width), dym(data_of<T>(dy, op, "dy"), rows, width);
+  const ConstColMap<T> mu(data_of<T>(mean, op, "mean"), rows), rs(data_of<T>(rstd, op, "rstd"), rows);
+  T* pdx = nullptr;
+  if (dx.defined()) {
+    expect_shape(dx, x.shape(), op, "dx");
+    pdx = data_of<T>(dx, op, "dx");
+  }
+  MatMap<T> dxm(pdx, pdx == nullptr ? 0 : rows, width);
+  RowArray<T> dgam = RowArray<T>::Zero(width), dbet = RowArray<T>::Zero(width);
+  RowArray<T> xhat(width), g(width);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    xhat = (xm.row(r).array() - mu(r)) * rs(r);
+    g = dym.row(r).array() * gam;
+    dgam += dym.row(r).array() * xhat;
+    dbet += dym.row(r).array();
+    if (pdx == nullptr) continue;
+    auto dxr = dxm.row(r).array();
+    const T g_mean = g.mean(), gx_mean = (g * xhat).mean();
+    if (accumulate_dx) dxr += rs(r) * (g - g_mean - xhat * gx_mean);
+    else dxr = rs(r) * (g - g_mean - xhat * gx_mean);
+  }
+  if (dgamma.defined()) {
+    expect_shape(dgamma, {width}, op, "dgamma");
+    Eigen::Map<RowArray<T>>(data_of<T>(dgamma, op, "dgamma"), width) += dgam;
+  }
+  if (dbeta.defined()) {
+    expect_shape(dbeta, {width}, op, "dbeta");
+    Eigen::Map<RowArray<T>>(data_of<T>(dbeta, op, "dbeta"), width) += dbet;
+  }
+}
+
+template <class T>
+void gelu(const Tensor& x, Tensor& y) {
+  const T* px = data_of<T>(x, "gelu", "x");
+  T* py = data_of<T>(y, "gelu", "y");
+  expect_shape(y, x.shape(), "gelu", "y");
+  for (std::int64_t i = 0, n = x.numel(); i < n; ++i) py[i] = px[i] * normal_cdf(px[i]);
+}
+
+template <class T>
+void gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
+  constexpr std::string_view op = "gelu_backward";
+  const T* px = data_of<T>(x, op, "x");
+  const T* pdy = data_of<T>(dy, op, "dy");
+  T* pdx = data_of<T>(dx, op, "dx");
+  expect_shape(dy, x.shape(), op, "dy");
+  expect_shape(dx, x.shape(), op, "dx");
+  for (std::int64_t i = 0, n = x.numel(); i < n; ++i)
+    pdx[i] = pdy[i] * (normal_cdf(px[i]) + px[i] * normal_pdf(px[i]));
+}
+
+#define SPSIM_INSTANTIATE(T)                                                                                \
+  template void layer_norm<T>(const Tensor&, const Tensor&, const Tensor&, double, Tensor&, Tensor&, Tensor&); \
+  template void layer_norm_backward<T>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,           \
+                                       const Tensor&, Tensor&, Tensor&, Tensor&, bool);                      \
+  template void gelu<T>(const Tensor&, Tensor&);                                                            \
+  template void gelu_backward<T>(const Tensor&, const Tensor&, Tensor&);
+SPSIM_INSTANTIATE(float)
+SPSIM_INSTANTIATE(double)
+#undef SPSIM_INSTANTIATE
+
+}  // namespace spsim::rt::cpu
