@@ -4,6 +4,7 @@
 
 #include "analysis/check.hpp"
 #include "analysis/sweep.hpp"
+#include "runtime/error.hpp"
 
 using namespace spsim;
 
@@ -136,4 +137,25 @@ TEST_CASE("configs/experiments strategy comparisons expand into valid points") {
       CHECK(p.ok());
     }
   }
+}
+
+// A config that breaks a constraint is bad input (InputError: `spsim check` exits 2) naming the reason.
+TEST_CASE("configs breaking a strategy constraint are InputErrors with the reason") {
+  const auto doc = [](const std::string& strategy, int heads, int seq, int degree) {
+    return nlohmann::json::parse(R"({"schema_version": 1, "name": "x",
+      "model": {"hidden": 32, "heads": )" +
+                                 std::to_string(heads) + R"(, "kv_heads": )" + std::to_string(heads) +
+                                 R"(, "head_dim": 4, "ffn_hidden": 8},
+      "workload": {"seq_len": )" +
+                                 std::to_string(seq) + R"(},
+      "strategy": )" + strategy + R"(, "degree": )" +
+                                 std::to_string(degree) + "}}");
+  };
+  CHECK_THROWS_WITH_AS((void)analysis::parse_config(doc(R"({"name": "ulysses")", 6, 24, 4), "x.json"),
+                       doctest::Contains("heads 6 is not divisible by the degree 4"), InputError);
+  CHECK_THROWS_WITH_AS((void)analysis::parse_config(
+                           doc(R"({"name": "ring", "options": {"layout": "zigzag"})", 8, 36, 4), "x.json"),
+                       doctest::Contains("seq_len 36 is not divisible by 2 x degree = 8"), InputError);
+  CHECK_THROWS_WITH_AS((void)analysis::parse_config(doc(R"({"name": "allgather_kv")", 8, 36, 4), "x.json"),
+                       doctest::Contains("seq_len 36 is not divisible by 2 x degree = 8"), InputError);
 }
