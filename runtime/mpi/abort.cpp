@@ -59,12 +59,16 @@ namespace {
 
 }  // namespace
 
-void abort_all(const std::string& message, int code) { abort_process(message, code, world_rank_if_known()); }
+void abort_all(const std::string& message, int code) {
+  abort_process(message, code, world_rank_if_known());
+}
 
 Watchdog::Watchdog(std::chrono::duration<double> timeout)
     : rank_(world_rank_if_known()), thread_([this, timeout] { watch(timeout); }) {}
 
-Watchdog::~Watchdog() { cancel(); }
+Watchdog::~Watchdog() {
+  cancel();
+}
 
 void Watchdog::cancel() {
   {

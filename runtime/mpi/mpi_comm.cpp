@@ -25,10 +25,13 @@ void check_mpi(int code, std::string_view call) {
 
 [[nodiscard]] MPI_Datatype mpi_type(DType dtype, std::string_view op) {
   switch (dtype) {
-    case DType::f32: return MPI_FLOAT;
-    case DType::f64: return MPI_DOUBLE;
+    case DType::f32:
+      return MPI_FLOAT;
+    case DType::f64:
+      return MPI_DOUBLE;
     case DType::bf16:
-    case DType::f16: break;
+    case DType::f16:
+      break;
   }
   throw RuntimeError("mpi " + std::string(op) + ": dtype " + std::string(dtype_name(dtype)) +
                      " is not supported (float32, float64)");
@@ -36,7 +39,9 @@ void check_mpi(int code, std::string_view call) {
 
 // MPI counts are int; larger messages would need derived datatypes, which no strategy needs yet.
 [[nodiscard]] int mpi_count(std::int64_t n, std::string_view op) {
-  if (n > INT_MAX) throw RuntimeError("mpi " + std::string(op) + ": " + std::to_string(n) + " elements exceed MPI's int count");
+  if (n > INT_MAX)
+    throw RuntimeError("mpi " + std::string(op) + ": " + std::to_string(n) +
+                       " elements exceed MPI's int count");
   return static_cast<int>(n);
 }
 
@@ -44,7 +49,8 @@ void check_mpi(int code, std::string_view call) {
 [[nodiscard]] std::byte* host_bytes(const Tensor& t, std::string_view op) {
   if (!t.defined()) throw RuntimeError("mpi " + std::string(op) + ": undefined tensor");
   auto* p = static_cast<std::byte*>(t.storage()->data());
-  if (p == nullptr && t.numel() > 0) throw RuntimeError("mpi " + std::string(op) + ": tensor holds no host data");
+  if (p == nullptr && t.numel() > 0)
+    throw RuntimeError("mpi " + std::string(op) + ": tensor holds no host data");
   return p;
 }
 
@@ -58,14 +64,14 @@ void check_mpi(int code, std::string_view call) {
 
 void check_same_dtype(const Tensor& a, const Tensor& b, std::string_view op) {
   if (a.dtype() != b.dtype())
-    throw RuntimeError("mpi " + std::string(op) + ": dtypes differ (" + std::string(dtype_name(a.dtype())) + " vs " +
-                       std::string(dtype_name(b.dtype())) + ")");
+    throw RuntimeError("mpi " + std::string(op) + ": dtypes differ (" + std::string(dtype_name(a.dtype())) +
+                       " vs " + std::string(dtype_name(b.dtype())) + ")");
 }
 
 void check_divisible(const Tensor& t, int dim, int parts, std::string_view op) {
   if (t.shape()[static_cast<std::size_t>(dim)] % parts != 0)
-    throw RuntimeError("mpi " + std::string(op) + ": dim " + std::to_string(dim) + " of " + to_string(t.shape()) +
-                       " is not divisible by the group size " + std::to_string(parts));
+    throw RuntimeError("mpi " + std::string(op) + ": dim " + std::to_string(dim) + " of " +
+                       to_string(t.shape()) + " is not divisible by the group size " + std::to_string(parts));
 }
 
 void check_shape(const Tensor& t, const Shape& want, std::string_view op) {
@@ -130,7 +136,8 @@ class MpiWork final : public Work::Impl {
       return;
     }
     std::vector<MPI_Status> statuses(requests_.size());
-    MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses.data());  // destructor: no throw
+    MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(),
+                statuses.data());  // destructor: no throw
   }
 
   // A slot for the request of an MPI call the caller posts at once (the pointer is valid until the next
@@ -169,7 +176,8 @@ class MpiWork final : public Work::Impl {
     requests_.clear();
     if (code == MPI_ERR_IN_STATUS) {
       for (const auto& status : statuses)
-        if (status.MPI_ERROR != MPI_SUCCESS && status.MPI_ERROR != MPI_ERR_PENDING) check_mpi(status.MPI_ERROR, op_);
+        if (status.MPI_ERROR != MPI_SUCCESS && status.MPI_ERROR != MPI_ERR_PENDING)
+          check_mpi(status.MPI_ERROR, op_);
     }
     check_mpi(code, op_);
     for (std::size_t i = 0; i < n; ++i) {
@@ -192,8 +200,8 @@ class MpiWork final : public Work::Impl {
 
 // The buffer to send a tensor's chunks from: the tensor itself when its chunks are contiguous and it
 // does not alias the output (MPI forbids overlapping send and receive buffers), else a packed copy.
-[[nodiscard]] const std::byte* send_buffer(MpiWork& work, const Tensor& in, const ChunkLayout& layout, bool aliased,
-                                           std::string_view op) {
+[[nodiscard]] const std::byte* send_buffer(MpiWork& work, const Tensor& in, const ChunkLayout& layout,
+                                           bool aliased, std::string_view op) {
   const std::byte* src = host_bytes(in, op);
   if (layout.contiguous() && !aliased) return src;
   std::byte* packed = work.staging(layout.total_bytes());
@@ -212,15 +220,21 @@ class MpiWork final : public Work::Impl {
   return staged;
 }
 
-[[nodiscard]] bool aliased(const Tensor& a, const Tensor& b) { return a.storage() == b.storage(); }
+[[nodiscard]] bool aliased(const Tensor& a, const Tensor& b) {
+  return a.storage() == b.storage();
+}
 
 }  // namespace
 
 // ---- MpiEnvironment ------------------------------------------------------------------------------
 
-MpiEnvironment::MpiEnvironment() { init(nullptr, nullptr); }
+MpiEnvironment::MpiEnvironment() {
+  init(nullptr, nullptr);
+}
 
-MpiEnvironment::MpiEnvironment(int& argc, char**& argv) { init(&argc, &argv); }
+MpiEnvironment::MpiEnvironment(int& argc, char**& argv) {
+  init(&argc, &argv);
+}
 
 void MpiEnvironment::init(int* argc, char*** argv) {
   int initialized = 0;
@@ -253,7 +267,9 @@ int MpiEnvironment::world_size() const {
   return size;
 }
 
-std::unique_ptr<MpiComm> MpiEnvironment::world() const { return MpiComm::duplicate_world(); }
+std::unique_ptr<MpiComm> MpiEnvironment::world() const {
+  return MpiComm::duplicate_world();
+}
 
 // ---- MpiComm: setup ------------------------------------------------------------------------------
 
@@ -277,7 +293,8 @@ MpiComm::~MpiComm() {
 std::unique_ptr<MpiComm> MpiComm::duplicate_world() {
   int initialized = 0;
   check_mpi(MPI_Initialized(&initialized), "MPI_Initialized");
-  if (initialized == 0) throw RuntimeError("MpiComm::duplicate_world: MPI is not initialised (create an MpiEnvironment)");
+  if (initialized == 0)
+    throw RuntimeError("MpiComm::duplicate_world: MPI is not initialised (create an MpiEnvironment)");
   MPI_Comm dup = MPI_COMM_NULL;
   check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &dup), "MPI_Comm_dup");
   return std::make_unique<MpiComm>(dup);
@@ -300,8 +317,9 @@ Work MpiComm::all_reduce(Tensor& inout) {
   const int count = mpi_count(inout.numel(), op);
   auto work = std::make_shared<MpiWork>("MPI_Iallreduce");
   work->keep_alive(inout);
-  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, host_bytes(inout, op), count, type, MPI_SUM, comm_, work->add_request()),
-            "MPI_Iallreduce");
+  check_mpi(
+      MPI_Iallreduce(MPI_IN_PLACE, host_bytes(inout, op), count, type, MPI_SUM, comm_, work->add_request()),
+      "MPI_Iallreduce");
   return Work(work);
 }
 
@@ -321,9 +339,11 @@ Work MpiComm::reduce_scatter(const Tensor& in, Tensor& out, int dim) {
   work->keep_alive(out);
   // The packed send buffer holds chunk j at j * count, exactly what MPI_Reduce_scatter_block expects;
   // `out` is one chunk, contiguous, so it is received into directly.
-  const std::byte* send = send_buffer(*work, in, chunk_layout(in.shape(), d, size_, in.dtype()), aliased(in, out), op);
-  check_mpi(MPI_Ireduce_scatter_block(send, host_bytes(out, op), count, type, MPI_SUM, comm_, work->add_request()),
-            "MPI_Ireduce_scatter_block");
+  const std::byte* send =
+      send_buffer(*work, in, chunk_layout(in.shape(), d, size_, in.dtype()), aliased(in, out), op);
+  check_mpi(
+      MPI_Ireduce_scatter_block(send, host_bytes(out, op), count, type, MPI_SUM, comm_, work->add_request()),
+      "MPI_Ireduce_scatter_block");
   return Work(work);
 }
 
@@ -341,8 +361,10 @@ Work MpiComm::all_gather(const Tensor& in, Tensor& out, int dim) {
   work->keep_alive(in);
   work->keep_alive(out);
   const std::byte* send = host_bytes(in, op);
-  std::byte* recv = recv_buffer(*work, out, chunk_layout(out.shape(), d, size_, out.dtype()), aliased(in, out), op);
-  check_mpi(MPI_Iallgather(send, count, type, recv, count, type, comm_, work->add_request()), "MPI_Iallgather");
+  std::byte* recv =
+      recv_buffer(*work, out, chunk_layout(out.shape(), d, size_, out.dtype()), aliased(in, out), op);
+  check_mpi(MPI_Iallgather(send, count, type, recv, count, type, comm_, work->add_request()),
+            "MPI_Iallgather");
   return Work(work);
 }
 
@@ -380,8 +402,9 @@ Work MpiComm::send(const Tensor& t, int dst, int tag) {
   const MPI_Datatype type = mpi_type(t.dtype(), op);
   auto work = std::make_shared<MpiWork>("MPI_Isend");
   work->keep_alive(t);
-  check_mpi(MPI_Isend(host_bytes(t, op), mpi_count(t.numel(), op), type, dst, tag, comm_, work->add_request()),
-            "MPI_Isend");
+  check_mpi(
+      MPI_Isend(host_bytes(t, op), mpi_count(t.numel(), op), type, dst, tag, comm_, work->add_request()),
+      "MPI_Isend");
   return Work(work);
 }
 
@@ -392,7 +415,8 @@ Work MpiComm::recv(Tensor& t, int src, int tag) {
   const int count = mpi_count(t.numel(), op);
   auto work = std::make_shared<MpiWork>("MPI_Irecv");
   work->keep_alive(t);
-  check_mpi(MPI_Irecv(host_bytes(t, op), count, type, src, tag, comm_, work->add_request(count, type)), "MPI_Irecv");
+  check_mpi(MPI_Irecv(host_bytes(t, op), count, type, src, tag, comm_, work->add_request(count, type)),
+            "MPI_Irecv");
   return Work(work);
 }
 
@@ -407,14 +431,18 @@ Work MpiComm::sendrecv(const Tensor& out, int dst, Tensor& in, int src, int tag)
   work->keep_alive(out);
   work->keep_alive(in);
   // Receive first, so an eager message from `src` lands in the user's buffer without an extra copy.
-  check_mpi(MPI_Irecv(host_bytes(in, op), recv_count, recv_type, src, tag, comm_, work->add_request(recv_count, recv_type)),
+  check_mpi(MPI_Irecv(host_bytes(in, op), recv_count, recv_type, src, tag, comm_,
+                      work->add_request(recv_count, recv_type)),
             "MPI_Irecv");
-  check_mpi(MPI_Isend(host_bytes(out, op), mpi_count(out.numel(), op), send_type, dst, tag, comm_, work->add_request()),
+  check_mpi(MPI_Isend(host_bytes(out, op), mpi_count(out.numel(), op), send_type, dst, tag, comm_,
+                      work->add_request()),
             "MPI_Isend");
   return Work(work);
 }
 
-void MpiComm::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
+void MpiComm::barrier() {
+  check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
+}
 
 std::unique_ptr<Comm> MpiComm::split(const std::vector<int>& color_of_rank) {
   if (color_of_rank.size() != static_cast<std::size_t>(size_))
@@ -422,8 +450,8 @@ std::unique_ptr<Comm> MpiComm::split(const std::vector<int>& color_of_rank) {
                        std::to_string(size_));
   for (std::size_t r = 0; r < color_of_rank.size(); ++r)
     if (color_of_rank[r] < 0)
-      throw RuntimeError("mpi split: color " + std::to_string(color_of_rank[r]) + " of rank " + std::to_string(r) +
-                         " is negative");
+      throw RuntimeError("mpi split: color " + std::to_string(color_of_rank[r]) + " of rank " +
+                         std::to_string(r) + " is negative");
   const int color = color_of_rank[static_cast<std::size_t>(rank_)];
   MPI_Comm sub = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split(comm_, color, rank_, &sub), "MPI_Comm_split");
@@ -437,9 +465,10 @@ std::unique_ptr<Comm> MpiComm::split(const std::vector<int>& color_of_rank) {
     ++want_size;
   }
   if (result->rank() != want_rank || result->size() != want_size)
-    throw RuntimeError("mpi split: MPI formed a group of " + std::to_string(result->size()) + " with this rank at " +
-                       std::to_string(result->rank()) + ", the color vector says " + std::to_string(want_size) +
-                       " and " + std::to_string(want_rank) + " (is the vector the same on every rank?)");
+    throw RuntimeError("mpi split: MPI formed a group of " + std::to_string(result->size()) +
+                       " with this rank at " + std::to_string(result->rank()) + ", the color vector says " +
+                       std::to_string(want_size) + " and " + std::to_string(want_rank) +
+                       " (is the vector the same on every rank?)");
   return result;
 }
 

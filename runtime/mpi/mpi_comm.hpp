@@ -33,9 +33,10 @@ class MpiComm;
 // Asks for MPI_THREAD_SINGLE: only the main thread calls MPI. The watchdog thread (abort.hpp) makes no
 // MPI call beyond the queries allowed from any thread; it would justify MPI_THREAD_FUNNELED, but with
 // any level above SINGLE OpenMPI 4.1.4 hangs a rank whose receive is truncated instead of returning
-// MPI_ERR_TRUNCATE (tests/mpi found it), and MPI_THREAD_MULTIPLE adds locking to every call. Installs MPI_ERRORS_RETURN on MPI_COMM_WORLD and MPI_COMM_SELF,
-// so failures come back as MpiError (which the caller can report, then abort_all) instead of an
-// immediate abort with no context. If MPI is already initialised, it neither initialises nor finalises.
+// MPI_ERR_TRUNCATE (tests/mpi found it), and MPI_THREAD_MULTIPLE adds locking to every call. Installs
+// MPI_ERRORS_RETURN on MPI_COMM_WORLD and MPI_COMM_SELF, so failures come back as MpiError (which the caller
+// can report, then abort_all) instead of an immediate abort with no context. If MPI is already initialised,
+// it neither initialises nor finalises.
 class MpiEnvironment {
  public:
   MpiEnvironment();

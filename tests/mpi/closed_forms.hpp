@@ -11,7 +11,9 @@ namespace spsim::test {
 
 // What rank r holds at flat index i of its input. Small integers: a sum over up to 4 ranks of tensors
 // up to 2^20 elements stays below 2^24, so float32 results are exact and the tests compare with ==.
-[[nodiscard]] inline double value(int rank, std::int64_t i) { return rank * 1000.0 + static_cast<double>(i); }
+[[nodiscard]] inline double value(int rank, std::int64_t i) {
+  return rank * 1000.0 + static_cast<double>(i);
+}
 
 template <class T>
 [[nodiscard]] rt::Tensor filled(const rt::Shape& shape, int rank) {

@@ -21,7 +21,9 @@ using spsim::test::unravel;
 using spsim::test::value;
 
 // sum over r < P of value(r, i) = 1000 (0 + 1 + ... + P-1) + P i = 500 P (P-1) + P i.
-double summed(int p, std::int64_t i) { return 500.0 * p * (p - 1) + static_cast<double>(p) * static_cast<double>(i); }
+double summed(int p, std::int64_t i) {
+  return 500.0 * p * (p - 1) + static_cast<double>(p) * static_cast<double>(i);
+}
 
 const Shape base_shape = {2, 3, 2};  // small, with distinct extents so a wrong dim shows
 
@@ -95,15 +97,16 @@ TEST_CASE_TEMPLATE("mpi all_to_all transposes chunks", T, float, double) {
     for (int c = 0; c < 3; ++c) {
       CAPTURE(s);
       CAPTURE(c);
-      const Shape in_shape = scaled(base_shape, s, p);     // each rank's input
-      const Shape& chunk_shape = base_shape;                // one chunk along s
+      const Shape in_shape = scaled(base_shape, s, p);  // each rank's input
+      const Shape& chunk_shape = base_shape;            // one chunk along s
       const Shape out_shape = scaled(base_shape, c, p);
       Tensor out = spsim::rt::make_host_tensor(out_shape, spsim::rt::dtype_of<T>());
       world->all_to_all(filled<T>(in_shape, rank), out, s, c).wait();
       CHECK(mismatches<T>(out, [&](std::int64_t i) {
               auto idx = unravel(out_shape, i);
               // Along c, out is P chunks of chunk_shape; chunk j came from rank j ...
-              const auto src = static_cast<int>(idx[static_cast<std::size_t>(c)] / chunk_shape[static_cast<std::size_t>(c)]);
+              const auto src = static_cast<int>(idx[static_cast<std::size_t>(c)] /
+                                                chunk_shape[static_cast<std::size_t>(c)]);
               idx[static_cast<std::size_t>(c)] %= chunk_shape[static_cast<std::size_t>(c)];
               // ... and is chunk `rank` along s of rank j's input.
               idx[static_cast<std::size_t>(s)] += rank * chunk_shape[static_cast<std::size_t>(s)];
@@ -181,16 +184,17 @@ TEST_CASE("mpi collectives reject misuse before posting anything") {
   CHECK_THROWS_WITH_AS(static_cast<void>(world->all_reduce(half)), doctest::Contains("fp16"), RuntimeError);
   Tensor f = filled<float>({2 * p, 3}, 0);
   Tensor d = spsim::rt::make_host_tensor({2, 3}, spsim::rt::DType::f64);
-  CHECK_THROWS_WITH_AS(static_cast<void>(world->reduce_scatter(f, d)), doctest::Contains("dtypes differ"), RuntimeError);
-  Tensor wrong = spsim::rt::make_host_tensor({3, 3}, spsim::rt::DType::f32);
-  CHECK_THROWS_WITH_AS(static_cast<void>(world->reduce_scatter(f, wrong)), doctest::Contains("expected [2, 3]"),
+  CHECK_THROWS_WITH_AS(static_cast<void>(world->reduce_scatter(f, d)), doctest::Contains("dtypes differ"),
                        RuntimeError);
+  Tensor wrong = spsim::rt::make_host_tensor({3, 3}, spsim::rt::DType::f32);
+  CHECK_THROWS_WITH_AS(static_cast<void>(world->reduce_scatter(f, wrong)),
+                       doctest::Contains("expected [2, 3]"), RuntimeError);
   CHECK_THROWS_AS(static_cast<void>(world->all_gather(f, wrong, 2)), RuntimeError);  // dim out of range
   if (p > 1) {  // every extent is divisible by 1
     Tensor odd = filled<float>({p + 1}, 0);
     Tensor out = spsim::rt::make_host_tensor({p + 1}, spsim::rt::DType::f32);
-    CHECK_THROWS_WITH_AS(static_cast<void>(world->all_to_all(odd, out, 0, 0)), doctest::Contains("not divisible"),
-                         RuntimeError);
+    CHECK_THROWS_WITH_AS(static_cast<void>(world->all_to_all(odd, out, 0, 0)),
+                         doctest::Contains("not divisible"), RuntimeError);
   }
   // The group still works afterwards: nothing was posted.
   Tensor t = filled<float>({3}, world->rank());

@@ -153,10 +153,10 @@ TEST_CASE("mpi split of a split (2-D grid: pairs, then parity within a pair)") {
 TEST_CASE("mpi split rejects a bad color vector") {
   auto world = MpiComm::duplicate_world();
   const auto p = static_cast<std::size_t>(world->size());
-  CHECK_THROWS_WITH_AS(static_cast<void>(world->split(std::vector<int>(p + 1, 0))), doctest::Contains("colors for a group"),
-                       RuntimeError);
-  CHECK_THROWS_WITH_AS(static_cast<void>(world->split(std::vector<int>(p, -1))), doctest::Contains("negative"),
-                       RuntimeError);
+  CHECK_THROWS_WITH_AS(static_cast<void>(world->split(std::vector<int>(p + 1, 0))),
+                       doctest::Contains("colors for a group"), RuntimeError);
+  CHECK_THROWS_WITH_AS(static_cast<void>(world->split(std::vector<int>(p, -1))),
+                       doctest::Contains("negative"), RuntimeError);
 }
 
 }  // namespace

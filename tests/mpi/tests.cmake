@@ -10,7 +10,8 @@ if(spsim_have_mpi)
   set(spsim_mpirun ${MPIEXEC_EXECUTABLE} --oversubscribe ${MPIEXEC_NUMPROC_FLAG})
 
   foreach(np 1 2 3 4)
-    add_test(NAME mpi_np${np} COMMAND ${spsim_mpirun} ${np} $<TARGET_FILE:test_mpi>)
+    add_test(NAME mpi_np${np} COMMAND ${spsim_mpirun} ${np} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:test_mpi>
+                                     ${MPIEXEC_POSTFLAGS})
     set_tests_properties(mpi_np${np} PROPERTIES LABELS "mpi;nosan" TIMEOUT 180
                          ENVIRONMENT "${spsim_mpi_test_env}")
   endforeach()
@@ -34,7 +35,7 @@ if(spsim_have_mpi)
     list(GET fields 3 pattern)
     add_test(NAME mpi_fault_${mode}
              COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/tools/expect_exit.sh ${want} ${bound} "${pattern}" --
-                     ${spsim_mpirun} 3 $<TARGET_FILE:mpi_fault> ${mode})
+                     ${spsim_mpirun} 3 ${MPIEXEC_PREFLAGS} $<TARGET_FILE:mpi_fault> ${mode})
     set_tests_properties(mpi_fault_${mode} PROPERTIES LABELS "mpi;nosan" TIMEOUT 60
                          ENVIRONMENT "${spsim_mpi_test_env}")
   endforeach()

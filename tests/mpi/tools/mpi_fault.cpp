@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
   spsim::rt::MpiEnvironment mpi(argc, argv);
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode != "ok" && mode != "throw" && mode != "kill" && mode != "timeout") {
-    if (mpi.world_rank() == 0) std::fprintf(stderr, "usage: mpi_fault ok|throw|kill|timeout (got '%s')\n", mode.c_str());
+    if (mpi.world_rank() == 0)
+      std::fprintf(stderr, "usage: mpi_fault ok|throw|kill|timeout (got '%s')\n", mode.c_str());
     return 2;
   }
   try {
