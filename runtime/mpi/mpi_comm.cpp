@@ -135,9 +135,9 @@ class MpiWork final : public Work::Impl {
       static_cast<void>(new Buffers(std::move(buffers_)));
       return;
     }
+    // Dropped without wait(): complete it here. A destructor cannot throw, so errors go unreported.
     std::vector<MPI_Status> statuses(requests_.size());
-    MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(),
-                statuses.data());  // destructor: no throw
+    MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses.data());
   }
 
   // A slot for the request of an MPI call the caller posts at once (the pointer is valid until the next
@@ -172,7 +172,6 @@ class MpiWork final : public Work::Impl {
     std::vector<MPI_Status> statuses(n);
     const int code = MPI_Waitall(static_cast<int>(n), requests_.data(), statuses.data());
     // Whatever happened, these requests are finished with: never wait on them again (the destructor).
-    std::vector<MPI_Request> done = std::move(requests_);
     requests_.clear();
     if (code == MPI_ERR_IN_STATUS) {
       for (const auto& status : statuses)

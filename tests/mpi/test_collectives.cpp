@@ -157,6 +157,14 @@ TEST_CASE("mpi non-blocking collectives overlap local work and complete in any w
   CHECK(mismatches<double>(b, [&](std::int64_t i) { return summed(p, i); }) == 0);
 }
 
+TEST_CASE("mpi Work dropped without wait completes in its destructor") {
+  auto world = MpiComm::duplicate_world();
+  const int p = world->size();
+  Tensor t = filled<float>({9}, world->rank());
+  { const spsim::rt::Work dropped = world->all_reduce(t); }
+  CHECK(mismatches<float>(t, [&](std::int64_t i) { return summed(p, i); }) == 0);
+}
+
 TEST_CASE("mpi Work keeps its tensors alive until wait") {
   auto world = MpiComm::duplicate_world();
   const int p = world->size();
