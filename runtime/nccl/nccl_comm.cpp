@@ -7,6 +7,8 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #ifdef SPSIM_WITH_MPI
+#define OMPI_SKIP_MPICXX 1  // the C API only: OpenMPI's C++ bindings need their own library
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 #endif
 
