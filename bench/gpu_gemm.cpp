@@ -32,7 +32,8 @@ void check(cudaError_t e, const char* call) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(call) + ": " + cudaGetErrorString(e));
 }
 void check(cublasStatus_t s, const char* call) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(call) + ": " + cublasGetStatusString(s));
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(call) + ": " + cublasGetStatusString(s));
 }
 
 // Mean milliseconds per call of f() over enough calls for ~0.2 s, after warm-up; `sync` drains the queue.
@@ -69,9 +70,10 @@ struct DirectCublas {
     const float alpha = 1, beta = 0;
     const auto n = static_cast<int>(s.n), m = static_cast<int>(s.m), k = static_cast<int>(s.k);
     const int ldb = s.tb == Trans::N ? n : k;
-    check(cublasGemmStridedBatchedEx(handle, s.tb == Trans::N ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha,
-                                     b, t, ldb, s.k * s.n, a, t, k, s.m * s.k, &beta, c, t, n, s.m * s.n,
-                                     static_cast<int>(s.batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    check(cublasGemmStridedBatchedEx(handle, s.tb == Trans::N ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, n, m,
+                                     k, &alpha, b, t, ldb, s.k * s.n, a, t, k, s.m * s.k, &beta, c, t, n,
+                                     s.m * s.n, static_cast<int>(s.batch), CUBLAS_COMPUTE_32F,
+                                     CUBLAS_GEMM_DEFAULT),
           "cublasGemmStridedBatchedEx");
   }
 };
@@ -83,19 +85,23 @@ spsim::rt::Shape shape_of(std::int64_t batch, std::int64_t r, std::int64_t c) {
 bool run(DType dt, const GemmShape& s, const DirectCublas& direct) {
   CudaDevice dev(dt, 0);
   Tensor a = dev.empty(shape_of(s.batch, s.m, s.k));
-  Tensor b = s.tb == Trans::N ? dev.empty(shape_of(s.batch, s.k, s.n)) : dev.empty(shape_of(s.batch, s.n, s.k));
+  Tensor b =
+      s.tb == Trans::N ? dev.empty(shape_of(s.batch, s.k, s.n)) : dev.empty(shape_of(s.batch, s.n, s.k));
   Tensor c = dev.empty(shape_of(s.batch, s.m, s.n));
   dev.fill(a, 0.5);
   dev.fill(b, 0.25);
   dev.synchronize();
   const double flops = 2.0 * static_cast<double>(s.batch * s.m * s.n * s.k);
   const double ms_dev = time_ms([&] { dev.gemm(a, b, c, Trans::N, s.tb); }, [&] { dev.synchronize(); });
-  const double ms_direct = time_ms([&] { direct.gemm(dt, s, a.storage()->data(), b.storage()->data(), c.storage()->data()); },
-                                   [&] { check(cudaStreamSynchronize(direct.stream), "sync"); });
-  const double tf_dev = flops / ms_dev * 1e-9, tf_direct = flops / ms_direct * 1e-9, ratio = tf_dev / tf_direct;
-  std::printf("%-24s %-6s %5lld %6lld %6lld %6lld %10.1f %10.1f %7.2f%s\n", s.what, std::string(spsim::rt::dtype_name(dt)).c_str(),
-              static_cast<long long>(s.batch), static_cast<long long>(s.m), static_cast<long long>(s.n),
-              static_cast<long long>(s.k), tf_dev, tf_direct, ratio, ratio < 0.7 ? "  BELOW 0.70" : "");
+  const double ms_direct =
+      time_ms([&] { direct.gemm(dt, s, a.storage()->data(), b.storage()->data(), c.storage()->data()); },
+              [&] { check(cudaStreamSynchronize(direct.stream), "sync"); });
+  const double tf_dev = flops / ms_dev * 1e-9, tf_direct = flops / ms_direct * 1e-9,
+               ratio = tf_dev / tf_direct;
+  std::printf("%-24s %-6s %5lld %6lld %6lld %6lld %10.1f %10.1f %7.2f%s\n", s.what,
+              std::string(spsim::rt::dtype_name(dt)).c_str(), static_cast<long long>(s.batch),
+              static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k), tf_dev,
+              tf_direct, ratio, ratio < 0.7 ? "  BELOW 0.70" : "");
   return ratio >= 0.7;
 }
 
@@ -113,8 +119,8 @@ int main() {
       {"scores q kT (64 heads)", 64, 2048, 2048, 128, Trans::T},
       {"p v (64 heads)", 64, 2048, 128, 2048, Trans::N},
   };
-  std::printf("%-24s %-6s %5s %6s %6s %6s %10s %10s %7s\n", "shape", "dtype", "batch", "m", "n", "k", "spsim TF/s",
-              "cuBLAS TF/s", "ratio");
+  std::printf("%-24s %-6s %5s %6s %6s %6s %10s %10s %7s\n", "shape", "dtype", "batch", "m", "n", "k",
+              "spsim TF/s", "cuBLAS TF/s", "ratio");
   bool ok = true;
   try {
     DirectCublas direct;

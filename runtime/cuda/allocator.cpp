@@ -9,8 +9,8 @@
 namespace spsim::rt::cuda_detail {
 
 namespace {
-constexpr std::size_t kSmallRound = 512;            // bytes: cudaMalloc's own alignment granularity
-constexpr std::size_t kLargeRound = 2u << 20;       // bytes: big blocks in 2 MiB steps, so sizes repeat
+constexpr std::size_t kSmallRound = 512;       // bytes: cudaMalloc's own alignment granularity
+constexpr std::size_t kLargeRound = 2u << 20;  // bytes: big blocks in 2 MiB steps, so sizes repeat
 constexpr std::size_t kLargeThreshold = 1u << 20;
 
 std::size_t round_request(std::size_t bytes) {
@@ -51,8 +51,8 @@ CachingAllocator::Block CachingAllocator::allocate(std::size_t bytes) {
     }
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
-      throw RuntimeError("cudaMalloc of " + std::to_string(want) + " bytes on GPU " + std::to_string(device_) +
-                         " failed (" + cudaGetErrorString(err) + "); in use " +
+      throw RuntimeError("cudaMalloc of " + std::to_string(want) + " bytes on GPU " +
+                         std::to_string(device_) + " failed (" + cudaGetErrorString(err) + "); in use " +
                          std::to_string(stats_.in_use_bytes) + " bytes, reserved " +
                          std::to_string(stats_.reserved_bytes) + " bytes");
     }

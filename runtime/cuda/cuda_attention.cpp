@@ -37,8 +37,9 @@ DeviceMaskBuffer upload_mask(const CudaDevice::State& s, const Mask& mask, Index
   auto* dev = static_cast<Index*>(out.positions->data());
   SPSIM_CUDA_CHECK(cudaMemcpyAsync(dev, mask.rows->data(), static_cast<std::size_t>(rows) * sizeof(Index),
                                    cudaMemcpyHostToDevice, s.stream));
-  SPSIM_CUDA_CHECK(cudaMemcpyAsync(dev + rows, mask.cols->data(), static_cast<std::size_t>(cols) * sizeof(Index),
-                                   cudaMemcpyHostToDevice, s.stream));
+  SPSIM_CUDA_CHECK(cudaMemcpyAsync(dev + rows, mask.cols->data(),
+                                   static_cast<std::size_t>(cols) * sizeof(Index), cudaMemcpyHostToDevice,
+                                   s.stream));
   out.mask = {true, dev, dev + rows};
   return out;
 }
@@ -78,8 +79,8 @@ AttnDims attn_dims(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
   require_shape(v, {a.bk, a.sk, a.dv}, "v");
   require_shape(o, {a.bq, a.sq, a.dv}, "o");
   if (lse.numel() != a.bq * a.sq)
-    throw RuntimeError("attention: lse is " + to_string(lse.shape()) + ", expected " + std::to_string(a.bq * a.sq) +
-                       " values");
+    throw RuntimeError("attention: lse is " + to_string(lse.shape()) + ", expected " +
+                       std::to_string(a.bq * a.sq) + " values");
   return a;
 }
 
@@ -94,25 +95,26 @@ Index chunk_batches(const AttnDims& a, std::size_t per_batch_bytes, std::size_t 
 
 void CudaDevice::softmax(const Tensor& x, Tensor& y, double scale, const Mask& mask) {
   cuda_detail::OpScope scope(*s_, OpClass::softmax);
-  if (x.shape() != y.shape()) throw RuntimeError("softmax: y " + to_string(y.shape()) + " vs x " + to_string(x.shape()));
+  if (x.shape() != y.shape())
+    throw RuntimeError("softmax: y " + to_string(y.shape()) + " vs x " + to_string(x.shape()));
   const RowView rv = row_view(x, "softmax");
   const auto m = upload_mask(*s_, mask, rv.rows, rv.cols, "softmax");
-  cuda_detail::softmax_rows(s_->dtype, s_->dtype, s_->ptr(x, "softmax x"), s_->ptr(y, "softmax y"), nullptr, rv.batch,
-                            rv.rows, rv.cols, scale, m.mask, s_->stream);
+  cuda_detail::softmax_rows(s_->dtype, s_->dtype, s_->ptr(x, "softmax x"), s_->ptr(y, "softmax y"), nullptr,
+                            rv.batch, rv.rows, rv.cols, scale, m.mask, s_->stream);
 }
 
 void CudaDevice::softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx, double scale) {
   cuda_detail::OpScope scope(*s_, OpClass::softmax);
   if (y.shape() != dy.shape() || y.shape() != dx.shape())
-    throw RuntimeError("softmax_backward: shapes differ: y " + to_string(y.shape()) + ", dy " + to_string(dy.shape()) +
-                       ", dx " + to_string(dx.shape()));
+    throw RuntimeError("softmax_backward: shapes differ: y " + to_string(y.shape()) + ", dy " +
+                       to_string(dy.shape()) + ", dx " + to_string(dx.shape()));
   const RowView rv = row_view(y, "softmax_backward");
   cuda_detail::softmax_backward_rows(s_->dtype, s_->ptr(y, "y"), s_->ptr(dy, "dy"), s_->ptr(dx, "dx"),
                                      rv.batch * rv.rows, rv.cols, scale, s_->stream);
 }
 
-void CudaDevice::attention_block_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse,
-                                         double scale, const Mask& mask) {
+void CudaDevice::attention_block_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                                         Tensor& lse, double scale, const Mask& mask) {
   cuda_detail::OpScope scope(*s_, OpClass::attention_forward);
   const AttnDims a = attn_dims(q, k, v, o, lse);
   void* po = s_->ptr(o, "o");
@@ -139,16 +141,17 @@ void CudaDevice::attention_block_forward(const Tensor& q, const Tensor& k, const
     const MatRef km{pk + kb0 * a.sk * a.d * es, n / a.group(), a.sk, a.d};
     const MatRef vm{pv + kb0 * a.sk * a.dv * es, n / a.group(), a.sk, a.dv};
     cuda_detail::batched_gemm(*s_, t, acc, qm, km, s_buf->data(), n, Trans::N, Trans::T, scale, 0.0);
-    cuda_detail::softmax_rows(acc, t, s_buf->data(), p_buf->data(), static_cast<char*>(plse) + b0 * a.sq * es, n,
-                              a.sq, a.sk, 1.0, m.mask, s_->stream);
-    cuda_detail::batched_gemm(*s_, t, t, {p_buf->data(), n, a.sq, a.sk}, vm, static_cast<char*>(po) + b0 * a.sq * a.dv * es,
-                              n, Trans::N, Trans::N, 1.0, 0.0);
+    cuda_detail::softmax_rows(acc, t, s_buf->data(), p_buf->data(), static_cast<char*>(plse) + b0 * a.sq * es,
+                              n, a.sq, a.sk, 1.0, m.mask, s_->stream);
+    cuda_detail::batched_gemm(*s_, t, t, {p_buf->data(), n, a.sq, a.sk}, vm,
+                              static_cast<char*>(po) + b0 * a.sq * a.dv * es, n, Trans::N, Trans::N, 1.0,
+                              0.0);
   }
 }
 
 void CudaDevice::attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
-                                          const Tensor& d_o, const Tensor& lse, Tensor& dq, Tensor& dk, Tensor& dv,
-                                          double scale, const Mask& mask) {
+                                          const Tensor& d_o, const Tensor& lse, Tensor& dq, Tensor& dk,
+                                          Tensor& dv, double scale, const Mask& mask) {
   cuda_detail::OpScope scope(*s_, OpClass::attention_backward);
   const AttnDims a = attn_dims(q, k, v, o, lse);
   require_shape(d_o, o.shape(), "do");
@@ -189,11 +192,14 @@ void CudaDevice::attention_block_backward(const Tensor& q, const Tensor& k, cons
     cuda_detail::batched_gemm(*s_, t, acc, qm, km, s_buf->data(), n, Trans::N, Trans::T, scale, 0.0);
     cuda_detail::batched_gemm(*s_, t, acc, dom, vm, dp_buf->data(), n, Trans::N, Trans::T, 1.0, 0.0);
     cuda_detail::attention_grad_scores(t, s_buf->data(), dp_buf->data(), plse + b0 * a.sq * es,
-                                       static_cast<const char*>(dsum->data()) + b0 * a.sq * acc_es, p_buf->data(),
-                                       ds_buf->data(), n, a.sq, a.sk, m.mask, s_->stream);
-    cuda_detail::batched_gemm(*s_, t, t, dsm, km, pdq + b0 * a.sq * a.d * es, n, Trans::N, Trans::N, scale, 1.0);
-    cuda_detail::batched_gemm(*s_, t, t, dsm, qm, pdk + kb0 * a.sk * a.d * es, n / g, Trans::T, Trans::N, scale, 1.0);
-    cuda_detail::batched_gemm(*s_, t, t, pm, dom, pdv + kb0 * a.sk * a.dv * es, n / g, Trans::T, Trans::N, 1.0, 1.0);
+                                       static_cast<const char*>(dsum->data()) + b0 * a.sq * acc_es,
+                                       p_buf->data(), ds_buf->data(), n, a.sq, a.sk, m.mask, s_->stream);
+    cuda_detail::batched_gemm(*s_, t, t, dsm, km, pdq + b0 * a.sq * a.d * es, n, Trans::N, Trans::N, scale,
+                              1.0);
+    cuda_detail::batched_gemm(*s_, t, t, dsm, qm, pdk + kb0 * a.sk * a.d * es, n / g, Trans::T, Trans::N,
+                              scale, 1.0);
+    cuda_detail::batched_gemm(*s_, t, t, pm, dom, pdv + kb0 * a.sk * a.dv * es, n / g, Trans::T, Trans::N,
+                              1.0, 1.0);
   }
 }
 
@@ -201,8 +207,8 @@ void CudaDevice::merge_attention(Tensor& o, Tensor& lse, const Tensor& o_blk, co
   cuda_detail::OpScope scope(*s_, OpClass::elementwise);
   if (o.shape() != o_blk.shape() || lse.numel() != lse_blk.numel() || o.ndim() < 1 ||
       lse.numel() * o.dim(-1) != o.numel())
-    throw RuntimeError("merge_attention: o " + to_string(o.shape()) + ", lse " + to_string(lse.shape()) + ", o_blk " +
-                       to_string(o_blk.shape()) + ", lse_blk " + to_string(lse_blk.shape()));
+    throw RuntimeError("merge_attention: o " + to_string(o.shape()) + ", lse " + to_string(lse.shape()) +
+                       ", o_blk " + to_string(o_blk.shape()) + ", lse_blk " + to_string(lse_blk.shape()));
   cuda_detail::merge_attention(s_->dtype, s_->ptr(o, "o"), s_->ptr(lse, "lse"), s_->ptr(o_blk, "o_blk"),
                                s_->ptr(lse_blk, "lse_blk"), lse.numel(), o.dim(-1), s_->stream);
 }

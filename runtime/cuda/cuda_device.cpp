@@ -14,12 +14,13 @@ using cuda_detail::CudaStorage;
 
 namespace cuda_detail {
 void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line) {
-  throw RuntimeError(std::string("CUDA error ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ") in " +
-                     call + " at " + file + ":" + std::to_string(line));
+  throw RuntimeError(std::string("CUDA error ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) +
+                     ") in " + call + " at " + file + ":" + std::to_string(line));
 }
 void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
   throw RuntimeError(std::string("cuBLAS error ") + cublasGetStatusName(status) + " (" +
-                     cublasGetStatusString(status) + ") in " + call + " at " + file + ":" + std::to_string(line));
+                     cublasGetStatusString(status) + ") in " + call + " at " + file + ":" +
+                     std::to_string(line));
 }
 }  // namespace cuda_detail
 
@@ -38,11 +39,15 @@ std::string cuda_device_name(int device_index) {
   return prop.name;
 }
 
-bool is_cuda_tensor(const Tensor& t) { return dynamic_cast<CudaStorage*>(t.storage()) != nullptr; }
+bool is_cuda_tensor(const Tensor& t) {
+  return dynamic_cast<CudaStorage*>(t.storage()) != nullptr;
+}
 
 // ---- State helpers ----------------------------------------------------------------------------
 
-void CudaDevice::State::activate() const { SPSIM_CUDA_CHECK(cudaSetDevice(index)); }
+void CudaDevice::State::activate() const {
+  SPSIM_CUDA_CHECK(cudaSetDevice(index));
+}
 
 std::shared_ptr<CudaStorage> CudaDevice::State::scratch(std::size_t bytes) const {
   return std::make_shared<CudaStorage>(allocator, bytes);
@@ -72,8 +77,8 @@ OpScope::~OpScope() {
 CudaDevice::CudaDevice(DType dtype, int device_index) : s_(std::make_unique<State>()) {
   const int count = cuda_device_count();
   if (device_index < 0 || device_index >= count)
-    throw RuntimeError("CUDA device " + std::to_string(device_index) + " requested but " + std::to_string(count) +
-                       " visible");
+    throw RuntimeError("CUDA device " + std::to_string(device_index) + " requested but " +
+                       std::to_string(count) + " visible");
   s_->dtype = dtype;
   s_->index = device_index;
   s_->activate();
@@ -96,11 +101,21 @@ CudaDevice::~CudaDevice() {
   cudaStreamDestroy(s_->stream);
 }
 
-DType CudaDevice::dtype() const { return s_->dtype; }
-int CudaDevice::device_index() const { return s_->index; }
-void* CudaDevice::stream_handle() const { return s_->stream; }
-CudaMemoryStats CudaDevice::memory_stats() const { return s_->allocator->stats(); }
-void CudaDevice::set_attention_workspace_bytes(std::size_t bytes) { s_->attention_workspace_bytes = bytes; }
+DType CudaDevice::dtype() const {
+  return s_->dtype;
+}
+int CudaDevice::device_index() const {
+  return s_->index;
+}
+void* CudaDevice::stream_handle() const {
+  return s_->stream;
+}
+CudaMemoryStats CudaDevice::memory_stats() const {
+  return s_->allocator->stats();
+}
+void CudaDevice::set_attention_workspace_bytes(std::size_t bytes) {
+  s_->attention_workspace_bytes = bytes;
+}
 
 // ---- memory and transfers ---------------------------------------------------------------------
 
@@ -118,12 +133,13 @@ void CudaDevice::fill(Tensor& t, double value) {
 Tensor CudaDevice::from_host(std::span<const double> values, const Shape& shape) {
   cuda_detail::OpScope scope(*s_, OpClass::copy);
   if (static_cast<std::int64_t>(values.size()) != numel(shape))
-    throw RuntimeError("from_host: " + std::to_string(values.size()) + " values for shape " + to_string(shape));
+    throw RuntimeError("from_host: " + std::to_string(values.size()) + " values for shape " +
+                       to_string(shape));
   Tensor t = empty(shape);
   auto staging = s_->scratch(values.size_bytes());
   // Pageable source: cudaMemcpyAsync returns once it has staged the values, so `values` may go away.
-  SPSIM_CUDA_CHECK(cudaMemcpyAsync(staging->data(), values.data(), values.size_bytes(), cudaMemcpyHostToDevice,
-                                   s_->stream));
+  SPSIM_CUDA_CHECK(cudaMemcpyAsync(staging->data(), values.data(), values.size_bytes(),
+                                   cudaMemcpyHostToDevice, s_->stream));
   cuda_detail::convert_from_f64(s_->dtype, static_cast<const double*>(staging->data()), t.storage()->data(),
                                 t.numel(), s_->stream);
   return t;
@@ -135,8 +151,8 @@ std::vector<double> CudaDevice::to_host(const Tensor& t) {
   std::vector<double> out(static_cast<std::size_t>(t.numel()));
   auto staging = s_->scratch(out.size() * sizeof(double));
   cuda_detail::convert_to_f64(s_->dtype, src, static_cast<double*>(staging->data()), t.numel(), s_->stream);
-  SPSIM_CUDA_CHECK(cudaMemcpyAsync(out.data(), staging->data(), out.size() * sizeof(double), cudaMemcpyDeviceToHost,
-                                   s_->stream));
+  SPSIM_CUDA_CHECK(cudaMemcpyAsync(out.data(), staging->data(), out.size() * sizeof(double),
+                                   cudaMemcpyDeviceToHost, s_->stream));
   SPSIM_CUDA_CHECK(cudaStreamSynchronize(s_->stream));
   return out;
 }
@@ -146,8 +162,8 @@ void CudaDevice::download_bytes(const Tensor& src, std::span<std::byte> dst) {
   if (dst.size() != src.nbytes())
     throw RuntimeError("download_bytes: " + std::to_string(dst.size()) + " bytes for a tensor of " +
                        std::to_string(src.nbytes()));
-  SPSIM_CUDA_CHECK(cudaMemcpyAsync(dst.data(), s_->ptr(src, "download_bytes"), dst.size(), cudaMemcpyDeviceToHost,
-                                   s_->stream));
+  SPSIM_CUDA_CHECK(cudaMemcpyAsync(dst.data(), s_->ptr(src, "download_bytes"), dst.size(),
+                                   cudaMemcpyDeviceToHost, s_->stream));
   SPSIM_CUDA_CHECK(cudaStreamSynchronize(s_->stream));
 }
 
@@ -156,8 +172,8 @@ void CudaDevice::upload_bytes(std::span<const std::byte> src, Tensor& dst) {
   if (src.size() != dst.nbytes())
     throw RuntimeError("upload_bytes: " + std::to_string(src.size()) + " bytes for a tensor of " +
                        std::to_string(dst.nbytes()));
-  SPSIM_CUDA_CHECK(cudaMemcpyAsync(s_->ptr(dst, "upload_bytes"), src.data(), src.size(), cudaMemcpyHostToDevice,
-                                   s_->stream));
+  SPSIM_CUDA_CHECK(cudaMemcpyAsync(s_->ptr(dst, "upload_bytes"), src.data(), src.size(),
+                                   cudaMemcpyHostToDevice, s_->stream));
   SPSIM_CUDA_CHECK(cudaStreamSynchronize(s_->stream));
 }
 
@@ -175,14 +191,22 @@ void CudaDevice::begin_phase(std::string_view name) {
   s_->activate();
   s_->phases.begin(name, s_->stream);
 }
-void CudaDevice::end_phase(std::string_view name) { s_->phases.end(name, s_->stream); }
+void CudaDevice::end_phase(std::string_view name) {
+  s_->phases.end(name, s_->stream);
+}
 void CudaDevice::synchronize() {
   s_->activate();
   SPSIM_CUDA_CHECK(cudaStreamSynchronize(s_->stream));
 }
-std::vector<TimedInterval> CudaDevice::phase_times() { return s_->phases.totals(); }
-void CudaDevice::set_op_timing(bool on) { s_->op_timing = on; }
-std::vector<TimedInterval> CudaDevice::op_class_times() { return s_->op_classes.totals(); }
+std::vector<TimedInterval> CudaDevice::phase_times() {
+  return s_->phases.totals();
+}
+void CudaDevice::set_op_timing(bool on) {
+  s_->op_timing = on;
+}
+std::vector<TimedInterval> CudaDevice::op_class_times() {
+  return s_->op_classes.totals();
+}
 void CudaDevice::reset_times() {
   s_->phases.reset();
   s_->op_classes.reset();

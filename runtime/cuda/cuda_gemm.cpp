@@ -17,16 +17,21 @@ namespace {
 
 cudaDataType_t cuda_type(DType dt) {
   switch (dt) {
-    case DType::f32: return CUDA_R_32F;
-    case DType::f64: return CUDA_R_64F;
-    case DType::bf16: return CUDA_R_16BF;
-    case DType::f16: return CUDA_R_16F;
+    case DType::f32:
+      return CUDA_R_32F;
+    case DType::f64:
+      return CUDA_R_64F;
+    case DType::bf16:
+      return CUDA_R_16BF;
+    case DType::f16:
+      return CUDA_R_16F;
   }
   return CUDA_R_32F;
 }
 
 int as_int(Index v, const char* what) {
-  if (v < 0 || v > INT_MAX) throw RuntimeError(std::string("gemm: ") + what + " " + std::to_string(v) + " exceeds int");
+  if (v < 0 || v > INT_MAX)
+    throw RuntimeError(std::string("gemm: ") + what + " " + std::to_string(v) + " exceeds int");
   return static_cast<int>(v);
 }
 
@@ -35,7 +40,9 @@ struct Scalars {
   double d_alpha, d_beta;
   float f_alpha, f_beta;
   bool is_double;
-  [[nodiscard]] const void* alpha() const { return is_double ? static_cast<const void*>(&d_alpha) : &f_alpha; }
+  [[nodiscard]] const void* alpha() const {
+    return is_double ? static_cast<const void*>(&d_alpha) : &f_alpha;
+  }
   [[nodiscard]] const void* beta() const { return is_double ? static_cast<const void*>(&d_beta) : &f_beta; }
 };
 
@@ -48,8 +55,8 @@ bool affine(const std::vector<Index>& idx, Index& stride) {
 }
 
 struct Geometry {
-  int m, n, k;              // of the row-major product C[m, n] = op(A)[m, k] op(B)[k, n]
-  int lda, ldb, ldc;        // stored row lengths
+  int m, n, k;                   // of the row-major product C[m, n] = op(A)[m, k] op(B)[k, n]
+  int lda, ldb, ldc;             // stored row lengths
   Index a_size, b_size, c_size;  // elements per batch
 };
 
@@ -57,10 +64,17 @@ Geometry geometry(const MatRef& a, const MatRef& b, Trans ta, Trans tb) {
   const Index m = ta == Trans::N ? a.rows : a.cols, ka = ta == Trans::N ? a.cols : a.rows;
   const Index kb = tb == Trans::N ? b.rows : b.cols, n = tb == Trans::N ? b.cols : b.rows;
   if (ka != kb)
-    throw RuntimeError("gemm: inner dimensions differ (" + std::to_string(ka) + " vs " + std::to_string(kb) + ")");
-  return {as_int(m, "m"), as_int(n, "n"), as_int(ka, "k"), as_int(std::max<Index>(a.cols, 1), "lda"),
-          as_int(std::max<Index>(b.cols, 1), "ldb"), as_int(std::max<Index>(n, 1), "ldc"), a.rows * a.cols,
-          b.rows * b.cols, m * n};
+    throw RuntimeError("gemm: inner dimensions differ (" + std::to_string(ka) + " vs " + std::to_string(kb) +
+                       ")");
+  return {as_int(m, "m"),
+          as_int(n, "n"),
+          as_int(ka, "k"),
+          as_int(std::max<Index>(a.cols, 1), "lda"),
+          as_int(std::max<Index>(b.cols, 1), "ldb"),
+          as_int(std::max<Index>(n, 1), "ldc"),
+          a.rows * a.cols,
+          b.rows * b.cols,
+          m * n};
 }
 
 }  // namespace
@@ -71,11 +85,13 @@ void batched_gemm(const CudaDevice::State& s, DType in, DType out, const MatRef&
   const Index nb = std::max({a.batch, b.batch, c_batch});
   if (nb == 0 || g.m == 0 || g.n == 0) return;
   if (nb % a.batch || nb % b.batch || nb % c_batch)
-    throw RuntimeError("gemm: batch counts " + std::to_string(a.batch) + ", " + std::to_string(b.batch) + ", " +
-                       std::to_string(c_batch) + " do not divide the largest");
+    throw RuntimeError("gemm: batch counts " + std::to_string(a.batch) + ", " + std::to_string(b.batch) +
+                       ", " + std::to_string(c_batch) + " do not divide the largest");
   if (g.k == 0) {  // empty sum: c = beta c
-    if (beta == 0.0) fill(out, c, c_batch * g.c_size, 0.0, s.stream);
-    else scale(out, c, c_batch * g.c_size, beta, s.stream);
+    if (beta == 0.0)
+      fill(out, c, c_batch * g.c_size, 0.0, s.stream);
+    else
+      scale(out, c, c_batch * g.c_size, beta, s.stream);
     return;
   }
   const std::size_t in_bytes = dtype_bytes(in), out_bytes = dtype_bytes(out);
@@ -90,7 +106,8 @@ void batched_gemm(const CudaDevice::State& s, DType in, DType out, const MatRef&
   const Index rounds = nb / c_batch;  // > 1 when c receives a sum over broadcast batches
 
   for (Index r = 0; r < rounds; ++r) {
-    const Scalars sc{alpha, r == 0 ? beta : 1.0, static_cast<float>(alpha), static_cast<float>(r == 0 ? beta : 1.0), f64};
+    const Scalars sc{alpha, r == 0 ? beta : 1.0, static_cast<float>(alpha),
+                     static_cast<float>(r == 0 ? beta : 1.0), f64};
     std::vector<Index> ia(static_cast<std::size_t>(c_batch)), ib(ia.size());
     for (Index j = 0; j < c_batch; ++j) {
       const Index i = j * rounds + r;
@@ -100,9 +117,9 @@ void batched_gemm(const CudaDevice::State& s, DType in, DType out, const MatRef&
     Index sa = 0, sb = 0;
     if (affine(ia, sa) && affine(ib, sb)) {
       SPSIM_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-          s.blas, op_b, op_a, g.n, g.m, g.k, sc.alpha(), pb + ib[0] * g.b_size * in_bytes, cuda_type(in), g.ldb,
-          sb * g.b_size, pa + ia[0] * g.a_size * in_bytes, cuda_type(in), g.lda, sa * g.a_size, sc.beta(), pc,
-          cuda_type(out), g.ldc, g.c_size, batches, compute, CUBLAS_GEMM_DEFAULT));
+          s.blas, op_b, op_a, g.n, g.m, g.k, sc.alpha(), pb + ib[0] * g.b_size * in_bytes, cuda_type(in),
+          g.ldb, sb * g.b_size, pa + ia[0] * g.a_size * in_bytes, cuda_type(in), g.lda, sa * g.a_size,
+          sc.beta(), pc, cuda_type(out), g.ldc, g.c_size, batches, compute, CUBLAS_GEMM_DEFAULT));
       continue;
     }
     // Pointer arrays [A_cublas..., B_cublas..., C...] uploaded in one copy; stream order keeps the
@@ -114,12 +131,13 @@ void batched_gemm(const CudaDevice::State& s, DType in, DType out, const MatRef&
       ptrs[2 * ia.size() + j] = pc + static_cast<Index>(j) * g.c_size * out_bytes;
     }
     auto buf = s.scratch(ptrs.size() * sizeof(void*));
-    SPSIM_CUDA_CHECK(cudaMemcpyAsync(buf->data(), ptrs.data(), ptrs.size() * sizeof(void*), cudaMemcpyHostToDevice,
-                                     s.stream));
+    SPSIM_CUDA_CHECK(cudaMemcpyAsync(buf->data(), ptrs.data(), ptrs.size() * sizeof(void*),
+                                     cudaMemcpyHostToDevice, s.stream));
     auto** dev = static_cast<void**>(buf->data());
-    SPSIM_CUBLAS_CHECK(cublasGemmBatchedEx(s.blas, op_b, op_a, g.n, g.m, g.k, sc.alpha(), dev, cuda_type(in), g.ldb,
-                                           dev + ia.size(), cuda_type(in), g.lda, sc.beta(), dev + 2 * ia.size(),
-                                           cuda_type(out), g.ldc, batches, compute, CUBLAS_GEMM_DEFAULT));
+    SPSIM_CUBLAS_CHECK(cublasGemmBatchedEx(s.blas, op_b, op_a, g.n, g.m, g.k, sc.alpha(), dev, cuda_type(in),
+                                           g.ldb, dev + ia.size(), cuda_type(in), g.lda, sc.beta(),
+                                           dev + 2 * ia.size(), cuda_type(out), g.ldc, batches, compute,
+                                           CUBLAS_GEMM_DEFAULT));
     // The host vector `ptrs` is pageable: cudaMemcpyAsync has staged it before returning.
   }
 }
@@ -137,14 +155,16 @@ cuda_detail::MatRef mat(const CudaDevice::State& s, const Tensor& t, const char*
 }
 }  // namespace
 
-void CudaDevice::gemm(const Tensor& a, const Tensor& b, Tensor& c, Trans ta, Trans tb, double alpha, double beta) {
+void CudaDevice::gemm(const Tensor& a, const Tensor& b, Tensor& c, Trans ta, Trans tb, double alpha,
+                      double beta) {
   cuda_detail::OpScope scope(*s_, OpClass::gemm);
   const auto ma = mat(*s_, a, "a"), mb = mat(*s_, b, "b"), mc = mat(*s_, c, "c");
   const std::int64_t m = ta == Trans::N ? ma.rows : ma.cols, n = tb == Trans::N ? mb.cols : mb.rows;
   if (mc.rows != m || mc.cols != n)
-    throw RuntimeError("gemm: c is " + to_string(c.shape()) + " but op(a) op(b) has " + std::to_string(m) + " x " +
-                       std::to_string(n) + " per batch");
-  cuda_detail::batched_gemm(*s_, s_->dtype, s_->dtype, ma, mb, s_->ptr(c, "c"), mc.batch, ta, tb, alpha, beta);
+    throw RuntimeError("gemm: c is " + to_string(c.shape()) + " but op(a) op(b) has " + std::to_string(m) +
+                       " x " + std::to_string(n) + " per batch");
+  cuda_detail::batched_gemm(*s_, s_->dtype, s_->dtype, ma, mb, s_->ptr(c, "c"), mc.batch, ta, tb, alpha,
+                            beta);
 }
 
 }  // namespace spsim::rt

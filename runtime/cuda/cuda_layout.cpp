@@ -11,7 +11,8 @@ int normalize_dim(const Tensor& t, int dim, const char* what) {
   const int n = t.ndim();
   const int d = dim < 0 ? dim + n : dim;
   if (d < 0 || d >= n)
-    throw RuntimeError(std::string(what) + ": dim " + std::to_string(dim) + " out of range for " + to_string(t.shape()));
+    throw RuntimeError(std::string(what) + ": dim " + std::to_string(dim) + " out of range for " +
+                       to_string(t.shape()));
   return d;
 }
 
@@ -23,9 +24,12 @@ Split3 split_at(const Shape& shape, int dim) {
   Split3 s;
   for (int i = 0; i < static_cast<int>(shape.size()); ++i) {
     const auto e = shape[static_cast<std::size_t>(i)];
-    if (i < dim) s.outer *= e;
-    else if (i == dim) s.extent = e;
-    else s.inner *= e;
+    if (i < dim)
+      s.outer *= e;
+    else if (i == dim)
+      s.extent = e;
+    else
+      s.inner *= e;
   }
   return s;
 }
@@ -45,8 +49,8 @@ void CudaDevice::add(const Tensor& a, const Tensor& b, Tensor& out, double alpha
   if (a.numel() != b.numel() || a.numel() != out.numel())
     throw RuntimeError("add: sizes differ: " + to_string(a.shape()) + ", " + to_string(b.shape()) + " -> " +
                        to_string(out.shape()));
-  cuda_detail::axpby(s_->dtype, s_->ptr(a, "add a"), s_->ptr(b, "add b"), s_->ptr(out, "add out"), a.numel(), alpha,
-                     beta, s_->stream);
+  cuda_detail::axpby(s_->dtype, s_->ptr(a, "add a"), s_->ptr(b, "add b"), s_->ptr(out, "add out"), a.numel(),
+                     alpha, beta, s_->stream);
 }
 
 void CudaDevice::scale(Tensor& x, double alpha) {
@@ -75,8 +79,8 @@ void CudaDevice::slice_assign(Tensor& dst, int dim, std::int64_t start, const Te
   const Split3 sp = split_at(dst.shape(), d);
   const std::int64_t len = src.ndim() == dst.ndim() ? src.dim(d) : -1;
   if (!same_except(src.shape(), dst.shape(), d) || start < 0 || start + len > sp.extent)
-    throw RuntimeError("slice_assign: " + to_string(src.shape()) + " at " + std::to_string(start) + " of dim " +
-                       std::to_string(d) + " in " + to_string(dst.shape()));
+    throw RuntimeError("slice_assign: " + to_string(src.shape()) + " at " + std::to_string(start) +
+                       " of dim " + std::to_string(d) + " in " + to_string(dst.shape()));
   cuda_detail::copy_block(s_->dtype, s_->ptr(src, "slice_assign src"), s_->ptr(dst, "slice_assign dst"),
                           {sp.outer, len, sp.inner, len, 0, sp.extent, start}, accumulate, s_->stream);
 }
@@ -125,7 +129,8 @@ Tensor CudaDevice::permute(const Tensor& x, std::span<const int> perm) {
     out_shape[static_cast<std::size_t>(i)] = x.dim(perm[static_cast<std::size_t>(i)]);
   }
   Tensor out = empty(out_shape);
-  cuda_detail::permute(dtype_bytes(s_->dtype), s_->ptr(x, "permute"), out.storage()->data(), dims, p4, s_->stream);
+  cuda_detail::permute(dtype_bytes(s_->dtype), s_->ptr(x, "permute"), out.storage()->data(), dims, p4,
+                       s_->stream);
   return out;
 }
 

@@ -14,7 +14,9 @@ void destroy(cudaEvent_t& e) noexcept {
 }
 }  // namespace
 
-EventTimer::~EventTimer() { reset(); }
+EventTimer::~EventTimer() {
+  reset();
+}
 
 void EventTimer::reset() noexcept {
   for (auto* list : {&open_, &closed_})
@@ -39,14 +41,16 @@ void EventTimer::begin(std::string_view name, cudaStream_t stream) {
 }
 
 void EventTimer::end(std::string_view name, cudaStream_t stream) noexcept {
-  const auto it = std::find_if(open_.rbegin(), open_.rend(), [&](const Interval& iv) { return iv.name == name; });
+  const auto it =
+      std::find_if(open_.rbegin(), open_.rend(), [&](const Interval& iv) { return iv.name == name; });
   if (it == open_.rend()) return;
   Interval iv = std::move(*it);
   open_.erase(std::next(it).base());
   cudaError_t err = cudaEventCreate(&iv.stop);
   if (err == cudaSuccess) err = cudaEventRecord(iv.stop, stream);
   if (err != cudaSuccess) {
-    if (deferred_error_.empty()) deferred_error_ = std::string("timing phase ") + iv.name + ": " + cudaGetErrorString(err);
+    if (deferred_error_.empty())
+      deferred_error_ = std::string("timing phase ") + iv.name + ": " + cudaGetErrorString(err);
     destroy(iv.start);
     destroy(iv.stop);
     return;
@@ -55,7 +59,8 @@ void EventTimer::end(std::string_view name, cudaStream_t stream) noexcept {
 }
 
 void EventTimer::add_total(const std::string& name, double ms) {
-  auto it = std::find_if(totals_.begin(), totals_.end(), [&](const TimedInterval& t) { return t.name == name; });
+  auto it =
+      std::find_if(totals_.begin(), totals_.end(), [&](const TimedInterval& t) { return t.name == name; });
   if (it == totals_.end()) {
     totals_.push_back({name, 0.0, 0});
     it = std::prev(totals_.end());

@@ -45,7 +45,8 @@ __global__ void softmax_backward_kernel(const T* y, const T* dy, T* dx, Index co
   __shared__ A scratch[32];
   const Index base = static_cast<Index>(blockIdx.x) * cols;
   A dot = 0;
-  for (Index c = threadIdx.x; c < cols; c += blockDim.x) dot += convert<A>(y[base + c]) * convert<A>(dy[base + c]);
+  for (Index c = threadIdx.x; c < cols; c += blockDim.x)
+    dot += convert<A>(y[base + c]) * convert<A>(dy[base + c]);
   dot = block_reduce(dot, SumOp{}, scratch);
   for (Index c = threadIdx.x; c < cols; c += blockDim.x) {
     const A yv = convert<A>(y[base + c]);
@@ -59,7 +60,8 @@ __global__ void row_dot_kernel(const T* a, const T* b, Acc<T>* out, Index cols) 
   __shared__ A scratch[32];
   const Index base = static_cast<Index>(blockIdx.x) * cols;
   A dot = 0;
-  for (Index c = threadIdx.x; c < cols; c += blockDim.x) dot += convert<A>(a[base + c]) * convert<A>(b[base + c]);
+  for (Index c = threadIdx.x; c < cols; c += blockDim.x)
+    dot += convert<A>(a[base + c]) * convert<A>(b[base + c]);
   dot = block_reduce(dot, SumOp{}, scratch);
   if (threadIdx.x == 0) out[blockIdx.x] = dot;
 }
@@ -67,9 +69,9 @@ __global__ void row_dot_kernel(const T* a, const T* b, Acc<T>* out, Index cols) 
 // p_out may alias s and ds_out may alias dp (T == Acc<T>): each element is read before it is written,
 // by the same thread, so no __restrict__ here.
 template <class T>
-__global__ void attention_grad_scores_kernel(const Acc<T>* s, const Acc<T>* dp, const T* lse, const Acc<T>* dsum,
-                                             T* p_out, T* ds_out, Index rows, Index cols, Index n,
-                                             DeviceMask mask) {
+__global__ void attention_grad_scores_kernel(const Acc<T>* s, const Acc<T>* dp, const T* lse,
+                                             const Acc<T>* dsum, T* p_out, T* ds_out, Index rows, Index cols,
+                                             Index n, DeviceMask mask) {
   using A = Acc<T>;
   SPSIM_GRID_STRIDE(i, n) {
     const Index row = i / cols;
@@ -123,8 +125,8 @@ void softmax_rows(DType in, DType out, const void* x, void* y, void* lse, Index 
     Out* yo = static_cast<Out*>(y);
     Out* lo = static_cast<Out*>(lse);
     if (in == out) {
-      softmax_rows_kernel<Out, Out><<<grid, threads, 0, stream>>>(static_cast<const Out*>(x), yo, lo, rows, cols,
-                                                                  static_cast<A>(scale), mask);
+      softmax_rows_kernel<Out, Out><<<grid, threads, 0, stream>>>(static_cast<const Out*>(x), yo, lo, rows,
+                                                                  cols, static_cast<A>(scale), mask);
     } else if (in == acc_dtype(out)) {
       softmax_rows_kernel<A, Out><<<grid, threads, 0, stream>>>(static_cast<const A*>(x), yo, lo, rows, cols,
                                                                 static_cast<A>(scale), mask);
@@ -148,7 +150,8 @@ void softmax_backward_rows(DType dt, const void* y, const void* dy, void* dx, In
   SPSIM_CUDA_CHECK_LAUNCH("softmax_backward_kernel");
 }
 
-void row_dot(DType dt, const void* a, const void* b, void* out, Index nrows, Index cols, cudaStream_t stream) {
+void row_dot(DType dt, const void* a, const void* b, void* out, Index nrows, Index cols,
+             cudaStream_t stream) {
   if (nrows == 0) return;
   check_rows(nrows, "row_dot");
   dispatch(dt, [&](auto tag) {
@@ -174,14 +177,15 @@ void attention_grad_scores(DType dt, const void* s, const void* dp, const void* 
   SPSIM_CUDA_CHECK_LAUNCH("attention_grad_scores_kernel");
 }
 
-void merge_attention(DType dt, void* o, void* lse, const void* o_blk, const void* lse_blk, Index nrows, Index d,
-                     cudaStream_t stream) {
+void merge_attention(DType dt, void* o, void* lse, const void* o_blk, const void* lse_blk, Index nrows,
+                     Index d, cudaStream_t stream) {
   if (nrows == 0) return;
   check_rows(nrows, "merge_attention");
   dispatch(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     merge_attention_kernel<T><<<static_cast<unsigned>(nrows), row_threads(d), 0, stream>>>(
-        static_cast<T*>(o), static_cast<T*>(lse), static_cast<const T*>(o_blk), static_cast<const T*>(lse_blk), d);
+        static_cast<T*>(o), static_cast<T*>(lse), static_cast<const T*>(o_blk),
+        static_cast<const T*>(lse_blk), d);
   });
   SPSIM_CUDA_CHECK_LAUNCH("merge_attention_kernel");
 }

@@ -98,8 +98,8 @@ void add_bias(DType dt, void* y, const void* bias, Index rows, Index cols, cudaS
   if (n == 0) return;
   dispatch(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    add_bias_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(static_cast<T*>(y), static_cast<const T*>(bias), cols,
-                                                             n);
+    add_bias_kernel<T>
+        <<<grid_for(n), kThreads, 0, stream>>>(static_cast<T*>(y), static_cast<const T*>(bias), cols, n);
   });
   SPSIM_CUDA_CHECK_LAUNCH("add_bias_kernel");
 }
@@ -108,8 +108,8 @@ void column_sum_add(DType dt, const void* x, void* out, Index rows, Index cols, 
   if (cols == 0) return;
   dispatch(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    column_sum_add_kernel<T><<<grid_for(cols), kThreads, 0, stream>>>(static_cast<const T*>(x),
-                                                                      static_cast<T*>(out), rows, cols);
+    column_sum_add_kernel<T>
+        <<<grid_for(cols), kThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(out), rows, cols);
   });
   SPSIM_CUDA_CHECK_LAUNCH("column_sum_add_kernel");
 }

@@ -51,8 +51,10 @@ void copy_block(DType dt, const void* src, void* dst, const BlockCopy& block, bo
     using T = typename decltype(tag)::type;
     const T* s = static_cast<const T*>(src);
     T* d = static_cast<T*>(dst);
-    if (accumulate) copy_block_kernel<T, true><<<grid_for(n), kThreads, 0, stream>>>(s, d, block);
-    else copy_block_kernel<T, false><<<grid_for(n), kThreads, 0, stream>>>(s, d, block);
+    if (accumulate)
+      copy_block_kernel<T, true><<<grid_for(n), kThreads, 0, stream>>>(s, d, block);
+    else
+      copy_block_kernel<T, false><<<grid_for(n), kThreads, 0, stream>>>(s, d, block);
   });
   SPSIM_CUDA_CHECK_LAUNCH("copy_block_kernel");
 }
@@ -83,7 +85,8 @@ void permute(std::size_t elem_bytes, const void* src, void* dst, const Index (&d
       permute_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const std::uint64_t*>(src),
                                                            static_cast<std::uint64_t*>(dst), n, g);
       break;
-    default: throw RuntimeError("permute: unsupported element size " + std::to_string(elem_bytes));
+    default:
+      throw RuntimeError("permute: unsupported element size " + std::to_string(elem_bytes));
   }
   SPSIM_CUDA_CHECK_LAUNCH("permute_kernel");
 }

@@ -1,11 +1,11 @@
 // NcclComm: collectives and p2p on NCCL, ordered against the compute stream with CUDA events.
 #include "runtime/nccl/nccl_comm.hpp"
 
-#include <cstdlib>
-#include <string>
-
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+
+#include <cstdlib>
+#include <string>
 #ifdef SPSIM_WITH_MPI
 #define OMPI_SKIP_MPICXX 1  // the C API only: OpenMPI's C++ bindings need their own library
 #define MPICH_SKIP_MPICXX 1
@@ -23,17 +23,21 @@ using cuda_detail::Index;
 
 void check_nccl(ncclResult_t r, const char* call, const char* file, int line) {
   if (r != ncclSuccess)
-    throw RuntimeError(std::string("NCCL error ") + ncclGetErrorString(r) + " in " + call + " at " + file + ":" +
-                       std::to_string(line));
+    throw RuntimeError(std::string("NCCL error ") + ncclGetErrorString(r) + " in " + call + " at " + file +
+                       ":" + std::to_string(line));
 }
 #define SPSIM_NCCL_CHECK(call) check_nccl((call), #call, __FILE__, __LINE__)
 
 ncclDataType_t nccl_type(DType dt) {
   switch (dt) {
-    case DType::f32: return ncclFloat32;
-    case DType::f64: return ncclFloat64;
-    case DType::bf16: return ncclBfloat16;
-    case DType::f16: return ncclFloat16;
+    case DType::f32:
+      return ncclFloat32;
+    case DType::f64:
+      return ncclFloat64;
+    case DType::bf16:
+      return ncclBfloat16;
+    case DType::f16:
+      return ncclFloat16;
   }
   return ncclFloat32;
 }
@@ -75,7 +79,8 @@ class NcclWork final : public Work::Impl {
 int normalize_dim(const Tensor& t, int dim, const char* what) {
   const int d = dim < 0 ? dim + t.ndim() : dim;
   if (d < 0 || d >= t.ndim())
-    throw RuntimeError(std::string(what) + ": dim " + std::to_string(dim) + " out of range for " + to_string(t.shape()));
+    throw RuntimeError(std::string(what) + ": dim " + std::to_string(dim) + " out of range for " +
+                       to_string(t.shape()));
   return d;
 }
 
@@ -202,8 +207,12 @@ std::unique_ptr<NcclComm> NcclComm::create_world(CudaDevice& device) {
 
 NcclComm::~NcclComm() = default;
 
-int NcclComm::rank() const { return s_->rank; }
-int NcclComm::size() const { return s_->size; }
+int NcclComm::rank() const {
+  return s_->rank;
+}
+int NcclComm::size() const {
+  return s_->size;
+}
 
 // ---- collectives ----------------------------------------------------------------------------------
 
@@ -211,9 +220,8 @@ Work NcclComm::all_reduce(Tensor& inout) {
   void* p = s_->ptr(inout, "all_reduce");
   const auto count = static_cast<std::size_t>(inout.numel());
   const auto type = nccl_type(inout.dtype());
-  return s_->enqueue({inout}, [&] {
-    SPSIM_NCCL_CHECK(ncclAllReduce(p, p, count, type, ncclSum, s_->comm, s_->stream));
-  });
+  return s_->enqueue(
+      {inout}, [&] { SPSIM_NCCL_CHECK(ncclAllReduce(p, p, count, type, ncclSum, s_->comm, s_->stream)); });
 }
 
 Work NcclComm::reduce_scatter(const Tensor& in, Tensor& out, int dim) {
@@ -232,8 +240,8 @@ Work NcclComm::reduce_scatter(const Tensor& in, Tensor& out, int dim) {
       s_->swap_outer(src, packed.storage()->data(), outer, p, in.numel() / (outer * p));
       src = packed.storage()->data();
     }
-    SPSIM_NCCL_CHECK(ncclReduceScatter(src, dst, static_cast<std::size_t>(out.numel()), type, ncclSum, s_->comm,
-                                       s_->stream));
+    SPSIM_NCCL_CHECK(ncclReduceScatter(src, dst, static_cast<std::size_t>(out.numel()), type, ncclSum,
+                                       s_->comm, s_->stream));
   });
 }
 
@@ -241,8 +249,8 @@ Work NcclComm::all_gather(const Tensor& in, Tensor& out, int dim) {
   const int d = normalize_dim(in, dim, "all_gather");
   const Index p = s_->size;
   if (out.shape() != with_dim(in.shape(), d, in.dim(d) * p))
-    throw RuntimeError("nccl all_gather: " + to_string(in.shape()) + " -> " + to_string(out.shape()) + " along dim " +
-                       std::to_string(d) + " over " + std::to_string(p) + " ranks");
+    throw RuntimeError("nccl all_gather: " + to_string(in.shape()) + " -> " + to_string(out.shape()) +
+                       " along dim " + std::to_string(d) + " over " + std::to_string(p) + " ranks");
   const void* src = s_->ptr(in, "all_gather in");
   void* dst = s_->ptr(out, "all_gather out");
   const Index outer = outer_of(in.shape(), d);
@@ -250,8 +258,10 @@ Work NcclComm::all_gather(const Tensor& in, Tensor& out, int dim) {
   const auto type = nccl_type(in.dtype());
   return s_->enqueue({in, out, packed}, [&] {
     void* gathered = packed.defined() ? packed.storage()->data() : dst;
-    SPSIM_NCCL_CHECK(ncclAllGather(src, gathered, static_cast<std::size_t>(in.numel()), type, s_->comm, s_->stream));
-    if (packed.defined()) s_->swap_outer(gathered, dst, p, outer, in.numel() / outer);  // [P, outer, c] -> [outer, P, c]
+    SPSIM_NCCL_CHECK(
+        ncclAllGather(src, gathered, static_cast<std::size_t>(in.numel()), type, s_->comm, s_->stream));
+    if (packed.defined())
+      s_->swap_outer(gathered, dst, p, outer, in.numel() / outer);  // [P, outer, c] -> [outer, P, c]
   });
 }
 
@@ -261,9 +271,9 @@ Work NcclComm::all_to_all(const Tensor& in, Tensor& out, int split_dim, int conc
   const Index p = s_->size;
   const Shape chunk = with_dim(in.shape(), sd, in.dim(sd) / p);
   if (in.dim(sd) % p || out.shape() != with_dim(chunk, cd, chunk[static_cast<std::size_t>(cd)] * p))
-    throw RuntimeError("nccl all_to_all: " + to_string(in.shape()) + " -> " + to_string(out.shape()) + " splitting dim " +
-                       std::to_string(sd) + ", concatenating dim " + std::to_string(cd) + " over " +
-                       std::to_string(p) + " ranks");
+    throw RuntimeError("nccl all_to_all: " + to_string(in.shape()) + " -> " + to_string(out.shape()) +
+                       " splitting dim " + std::to_string(sd) + ", concatenating dim " + std::to_string(cd) +
+                       " over " + std::to_string(p) + " ranks");
   const void* src = s_->ptr(in, "all_to_all in");
   void* dst = s_->ptr(out, "all_to_all out");
   const Index outer_s = outer_of(in.shape(), sd), outer_c = outer_of(chunk, cd), chunk_n = numel(chunk);
@@ -280,12 +290,14 @@ Work NcclComm::all_to_all(const Tensor& in, Tensor& out, int split_dim, int conc
     SPSIM_NCCL_CHECK(ncclGroupStart());
     for (int j = 0; j < p; ++j) {
       const auto off = static_cast<std::size_t>(j * chunk_n) * es;
-      SPSIM_NCCL_CHECK(ncclSend(static_cast<const char*>(src) + off, static_cast<std::size_t>(chunk_n), type, j,
-                                s_->comm, s_->stream));
-      SPSIM_NCCL_CHECK(ncclRecv(recv + off, static_cast<std::size_t>(chunk_n), type, j, s_->comm, s_->stream));
+      SPSIM_NCCL_CHECK(ncclSend(static_cast<const char*>(src) + off, static_cast<std::size_t>(chunk_n), type,
+                                j, s_->comm, s_->stream));
+      SPSIM_NCCL_CHECK(
+          ncclRecv(recv + off, static_cast<std::size_t>(chunk_n), type, j, s_->comm, s_->stream));
     }
     SPSIM_NCCL_CHECK(ncclGroupEnd());
-    if (recv_buf.defined()) s_->swap_outer(recv, dst, p, outer_c, chunk_n / outer_c);  // [P, oc, r] -> [oc, P, r]
+    if (recv_buf.defined())
+      s_->swap_outer(recv, dst, p, outer_c, chunk_n / outer_c);  // [P, oc, r] -> [oc, P, r]
   });
 }
 
@@ -295,7 +307,8 @@ Work NcclComm::send(const Tensor& t, int dst, int /*tag*/) {
   s_->check_peer(dst, "send");
   const void* p = s_->ptr(t, "send");
   return s_->enqueue({t}, [&] {
-    SPSIM_NCCL_CHECK(ncclSend(p, static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()), dst, s_->comm, s_->stream));
+    SPSIM_NCCL_CHECK(
+        ncclSend(p, static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()), dst, s_->comm, s_->stream));
   });
 }
 
@@ -303,7 +316,8 @@ Work NcclComm::recv(Tensor& t, int src, int /*tag*/) {
   s_->check_peer(src, "recv");
   void* p = s_->ptr(t, "recv");
   return s_->enqueue({t}, [&] {
-    SPSIM_NCCL_CHECK(ncclRecv(p, static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()), src, s_->comm, s_->stream));
+    SPSIM_NCCL_CHECK(
+        ncclRecv(p, static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()), src, s_->comm, s_->stream));
   });
 }
 
@@ -314,10 +328,10 @@ Work NcclComm::sendrecv(const Tensor& out, int dst, Tensor& in, int src, int /*t
   void* pi = s_->ptr(in, "sendrecv in");
   return s_->enqueue({out, in}, [&] {
     SPSIM_NCCL_CHECK(ncclGroupStart());
-    SPSIM_NCCL_CHECK(ncclSend(po, static_cast<std::size_t>(out.numel()), nccl_type(out.dtype()), dst, s_->comm,
-                              s_->stream));
-    SPSIM_NCCL_CHECK(ncclRecv(pi, static_cast<std::size_t>(in.numel()), nccl_type(in.dtype()), src, s_->comm,
-                              s_->stream));
+    SPSIM_NCCL_CHECK(ncclSend(po, static_cast<std::size_t>(out.numel()), nccl_type(out.dtype()), dst,
+                              s_->comm, s_->stream));
+    SPSIM_NCCL_CHECK(
+        ncclRecv(pi, static_cast<std::size_t>(in.numel()), nccl_type(in.dtype()), src, s_->comm, s_->stream));
     SPSIM_NCCL_CHECK(ncclGroupEnd());
   });
 }

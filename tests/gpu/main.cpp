@@ -16,11 +16,14 @@ int main(int argc, char** argv) {
 #ifndef SPSIM_WITH_CUDA
   (void)argc;
   (void)argv;
-  std::printf("SKIPPED: spsim was built without the CUDA backend (SPSIM_WITH_CUDA off or CUDA/NCCL not found)\n");
+  std::printf(
+      "SKIPPED: spsim was built without the CUDA backend (SPSIM_WITH_CUDA off or CUDA/NCCL not found)\n");
   return kSkipped;
 #else
   if (spsim::rt::cuda_device_count() == 0) {
-    std::printf("SKIPPED: no CUDA GPU is visible (no driver or no device); the CUDA backend is compiled but untested\n");
+    std::printf(
+        "SKIPPED: no CUDA GPU is visible (no driver or no device); the CUDA backend is compiled but "
+        "untested\n");
     return kSkipped;
   }
   doctest::Context context(argc, argv);

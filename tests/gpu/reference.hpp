@@ -96,7 +96,9 @@ inline void softmax_ref(const Vec& x, I64 batch, I64 rows, I64 cols, double scal
       for (I64 c = 0; c < cols; ++c)
         if (m.allowed(r, c)) sum += std::exp(scale * at(x, rows, cols, b, r, c) - mx);
       for (I64 c = 0; c < cols; ++c)
-        if (m.allowed(r, c)) y[static_cast<std::size_t>((b * rows + r) * cols + c)] = std::exp(scale * at(x, rows, cols, b, r, c) - mx) / sum;
+        if (m.allowed(r, c))
+          y[static_cast<std::size_t>((b * rows + r) * cols + c)] =
+              std::exp(scale * at(x, rows, cols, b, r, c) - mx) / sum;
       if (lse) (*lse)[static_cast<std::size_t>(b * rows + r)] = sum > 0 ? mx + std::log(sum) : mx;
     }
 }
@@ -108,7 +110,8 @@ struct AttnCase {
 };
 
 // o = softmax(scale q kᵀ) v per query batch, k/v batch = b / (bq / bk); lse as softmax_ref.
-inline void attention_forward_ref(const AttnCase& a, const Vec& q, const Vec& k, const Vec& v, Vec& o, Vec& lse) {
+inline void attention_forward_ref(const AttnCase& a, const Vec& q, const Vec& k, const Vec& v, Vec& o,
+                                  Vec& lse) {
   const I64 g = a.bq / a.bk;
   o.assign(static_cast<std::size_t>(a.bq * a.sq * a.d), 0.0);
   lse.assign(static_cast<std::size_t>(a.bq * a.sq), 0.0);
@@ -125,7 +128,8 @@ inline void attention_forward_ref(const AttnCase& a, const Vec& q, const Vec& k,
       lse[static_cast<std::size_t>(b * a.sq + r)] = l[static_cast<std::size_t>(r)];
       for (I64 x = 0; x < a.d; ++x) {
         double sum = 0;
-        for (I64 c = 0; c < a.sk; ++c) sum += p[static_cast<std::size_t>(r * a.sk + c)] * at(v, a.sk, a.d, b / g, c, x);
+        for (I64 c = 0; c < a.sk; ++c)
+          sum += p[static_cast<std::size_t>(r * a.sk + c)] * at(v, a.sk, a.d, b / g, c, x);
         o[static_cast<std::size_t>((b * a.sq + r) * a.d + x)] = sum;
       }
     }
@@ -151,8 +155,10 @@ inline void attention_backward_ref(const AttnCase& a, const Vec& q, const Vec& k
         }
         const double p = std::exp(a.scale * qk - l), ds = p * (dov - dsum);
         for (I64 x = 0; x < a.d; ++x) {
-          dq[static_cast<std::size_t>((b * a.sq + r) * a.d + x)] += a.scale * ds * at(k, a.sk, a.d, b / g, c, x);
-          dk[static_cast<std::size_t>((b / g * a.sk + c) * a.d + x)] += a.scale * ds * at(q, a.sq, a.d, b, r, x);
+          dq[static_cast<std::size_t>((b * a.sq + r) * a.d + x)] +=
+              a.scale * ds * at(k, a.sk, a.d, b / g, c, x);
+          dk[static_cast<std::size_t>((b / g * a.sk + c) * a.d + x)] +=
+              a.scale * ds * at(q, a.sq, a.d, b, r, x);
           dv[static_cast<std::size_t>((b / g * a.sk + c) * a.d + x)] += p * at(d_o, a.sq, a.d, b, r, x);
         }
       }

@@ -16,9 +16,13 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Zigzag-like global positions: row 0 sits at position 0 and the keys start at 1, so row 0 is fully
 // masked under causal (no key at or before it) while the other rows see a varying number of keys.
-MaskRef causal_mask() { return {true, {0, 5, 2, 9}, {3, 4, 1, 8, 6}}; }
+MaskRef causal_mask() {
+  return {true, {0, 5, 2, 9}, {3, 4, 1, 8, 6}};
+}
 
-rt::Mask device_mask(const MaskRef& m) { return m.causal ? rt::Mask{true, &m.rows, &m.cols} : rt::Mask{}; }
+rt::Mask device_mask(const MaskRef& m) {
+  return m.causal ? rt::Mask{true, &m.rows, &m.cols} : rt::Mask{};
+}
 
 TEST_CASE("softmax: masked rows, fully masked row gives zeros, and its backward") {
   for (const auto& dc : exact_dtypes())
@@ -40,7 +44,8 @@ TEST_CASE("softmax: masked rows, fully masked row gives zeros, and its backward"
       Vec dx_ref(y_ref.size());
       for (I64 row = 0; row < b * r; ++row) {
         double dot = 0;
-        for (I64 k = 0; k < c; ++k) dot += dy[static_cast<std::size_t>(row * c + k)] * y_ref[static_cast<std::size_t>(row * c + k)];
+        for (I64 k = 0; k < c; ++k)
+          dot += dy[static_cast<std::size_t>(row * c + k)] * y_ref[static_cast<std::size_t>(row * c + k)];
         for (I64 k = 0; k < c; ++k) {
           const auto i = static_cast<std::size_t>(row * c + k);
           dx_ref[i] = scale * y_ref[i] * (dy[i] - dot);
@@ -72,7 +77,8 @@ std::vector<AttnCase> attn_cases() {
 TEST_CASE("attention_block_forward matches softmax(scale q kT) v and its log-sum-exp") {
   for (const auto& dc : exact_dtypes())
     for (const AttnCase& a : attn_cases())
-      for (std::size_t workspace : {std::size_t{1} << 30, std::size_t{1}}) {  // one chunk; one GQA group per chunk
+      for (std::size_t workspace :
+           {std::size_t{1} << 30, std::size_t{1}}) {  // one chunk; one GQA group per chunk
         CAPTURE(rt::dtype_name(dc.dtype));
         CAPTURE(a.bk);
         CAPTURE(a.mask.causal);
@@ -94,7 +100,8 @@ TEST_CASE("attention_block_forward matches softmax(scale q kT) v and its log-sum
 TEST_CASE("attention_block_forward of a fully masked block gives o = 0 and lse = -inf") {
   rt::CudaDevice dev(rt::DType::f32, 0);
   const MaskRef m{true, {0, 1}, {5, 6, 7}};  // every key comes after every query
-  rt::Tensor q = dev.from_host(random_vec(2 * 2 * 4, 3), {2, 2, 4}), k = dev.from_host(random_vec(2 * 3 * 4, 4), {2, 3, 4});
+  rt::Tensor q = dev.from_host(random_vec(2 * 2 * 4, 3), {2, 2, 4}),
+             k = dev.from_host(random_vec(2 * 3 * 4, 4), {2, 3, 4});
   rt::Tensor v = dev.from_host(random_vec(2 * 3 * 4, 5), {2, 3, 4});
   rt::Tensor o = dev.from_host(Vec(16, 9.0), {2, 2, 4}), lse = dev.empty({2, 2});
   dev.attention_block_forward(q, k, v, o, lse, 1.0, device_mask(m));
@@ -117,7 +124,8 @@ TEST_CASE("attention_block_backward accumulates the device.hpp gradients, summed
         attention_forward_ref(a, in.q, in.k, in.v, o_ref, lse_ref);
         const Vec d_o = random_vec(o_ref.size(), 20);
         // Gradients start non-zero to check that the op adds rather than overwrites.
-        Vec dq = random_vec(in.q.size(), 21), dk = random_vec(in.k.size(), 22), dv = random_vec(in.v.size(), 23);
+        Vec dq = random_vec(in.q.size(), 21), dk = random_vec(in.k.size(), 22),
+            dv = random_vec(in.v.size(), 23);
         rt::Tensor q = dev.from_host(in.q, {a.bq, a.sq, a.d}), k = dev.from_host(in.k, {a.bk, a.sk, a.d}),
                    v = dev.from_host(in.v, {a.bk, a.sk, a.d}), o = dev.from_host(o_ref, {a.bq, a.sq, a.d}),
                    lse = dev.from_host(lse_ref, {a.bq, a.sq}), tdo = dev.from_host(d_o, {a.bq, a.sq, a.d});
@@ -156,11 +164,13 @@ TEST_CASE("merge_attention of two key blocks equals attention over all keys") {
           rt::Tensor k, v;
           rt::Mask mask;
         };
-        Block b1{dev.slice(k, 1, 0, split), dev.slice(v, 1, 0, split), m.causal ? rt::Mask{true, &m.rows, &c1} : rt::Mask{}};
+        Block b1{dev.slice(k, 1, 0, split), dev.slice(v, 1, 0, split),
+                 m.causal ? rt::Mask{true, &m.rows, &c1} : rt::Mask{}};
         Block b2{dev.slice(k, 1, split, 5 - split), dev.slice(v, 1, split, 5 - split),
                  m.causal ? rt::Mask{true, &m.rows, &c2} : rt::Mask{}};
         if (second_first) std::swap(b1, b2);
-        rt::Tensor o = dev.empty({2, 4, 8}), lse = dev.empty({2, 4}), ob = dev.empty({2, 4, 8}), lb = dev.empty({2, 4});
+        rt::Tensor o = dev.empty({2, 4, 8}), lse = dev.empty({2, 4}), ob = dev.empty({2, 4, 8}),
+                   lb = dev.empty({2, 4});
         dev.attention_block_forward(q, b1.k, b1.v, o, lse, 0.5, b1.mask);
         dev.attention_block_forward(q, b2.k, b2.v, ob, lb, 0.5, b2.mask);
         dev.merge_attention(o, lse, ob, lb);

@@ -10,9 +10,12 @@
 namespace spsim::gpu_test {
 namespace {
 
-rt::Shape shape3(I64 b, I64 r, I64 c) { return b == 1 ? rt::Shape{r, c} : rt::Shape{b, r, c}; }
+rt::Shape shape3(I64 b, I64 r, I64 c) {
+  return b == 1 ? rt::Shape{r, c} : rt::Shape{b, r, c};
+}
 
-void run_gemm(rt::CudaDevice& dev, const GemmCase& g, double alpha, double beta, double tol, std::uint64_t seed) {
+void run_gemm(rt::CudaDevice& dev, const GemmCase& g, double alpha, double beta, double tol,
+              std::uint64_t seed) {
   const I64 m = g.ta ? g.ca : g.ra, n = g.tb ? g.rb : g.cb;
   const Vec a = random_vec(static_cast<std::size_t>(g.ba * g.ra * g.ca), seed);
   const Vec b = random_vec(static_cast<std::size_t>(g.bb * g.rb * g.cb), seed + 1);

@@ -19,16 +19,19 @@ TEST_CASE("linear: y = x wT + b; backward dx = dy w, dw += dyT x, db += column s
       CAPTURE(rt::dtype_name(dc.dtype));
       CAPTURE(accumulate);
       rt::CudaDevice dev(dc.dtype, 0);
-      const Vec x = random_vec(rows * in, 1), w = random_vec(out * in, 2), b = random_vec(out, 3), dy = random_vec(rows * out, 4);
+      const Vec x = random_vec(rows * in, 1), w = random_vec(out * in, 2), b = random_vec(out, 3),
+                dy = random_vec(rows * out, 4);
       Vec dx = random_vec(rows * in, 5), dw = random_vec(out * in, 6), db = random_vec(out, 7);
-      rt::Tensor tx = dev.from_host(x, {rows, in}), tw = dev.from_host(w, {out, in}), tb = dev.from_host(b, {out});
+      rt::Tensor tx = dev.from_host(x, {rows, in}), tw = dev.from_host(w, {out, in}),
+                 tb = dev.from_host(b, {out});
       rt::Tensor ty = dev.empty({rows, out});
       dev.linear(tx, tw, tb, ty);
       Vec y(rows * out);
       for (I64 r = 0; r < rows; ++r)
         for (I64 o = 0; o < out; ++o) {
           double s = b[static_cast<std::size_t>(o)];
-          for (I64 i = 0; i < in; ++i) s += x[static_cast<std::size_t>(r * in + i)] * w[static_cast<std::size_t>(o * in + i)];
+          for (I64 i = 0; i < in; ++i)
+            s += x[static_cast<std::size_t>(r * in + i)] * w[static_cast<std::size_t>(o * in + i)];
           y[static_cast<std::size_t>(r * out + o)] = s;
         }
       check_close(dev.to_host(ty), y, dc.tol);
@@ -39,15 +42,18 @@ TEST_CASE("linear: y = x wT + b; backward dx = dy w, dw += dyT x, db += column s
       for (I64 r = 0; r < rows; ++r)
         for (I64 i = 0; i < in; ++i) {
           double s = 0;
-          for (I64 o = 0; o < out; ++o) s += dy[static_cast<std::size_t>(r * out + o)] * w[static_cast<std::size_t>(o * in + i)];
+          for (I64 o = 0; o < out; ++o)
+            s += dy[static_cast<std::size_t>(r * out + o)] * w[static_cast<std::size_t>(o * in + i)];
           auto& d = dx[static_cast<std::size_t>(r * in + i)];
           d = (accumulate ? d : 0.0) + s;
         }
       for (I64 o = 0; o < out; ++o) {
         for (I64 i = 0; i < in; ++i)
           for (I64 r = 0; r < rows; ++r)
-            dw[static_cast<std::size_t>(o * in + i)] += dy[static_cast<std::size_t>(r * out + o)] * x[static_cast<std::size_t>(r * in + i)];
-        for (I64 r = 0; r < rows; ++r) db[static_cast<std::size_t>(o)] += dy[static_cast<std::size_t>(r * out + o)];
+            dw[static_cast<std::size_t>(o * in + i)] +=
+                dy[static_cast<std::size_t>(r * out + o)] * x[static_cast<std::size_t>(r * in + i)];
+        for (I64 r = 0; r < rows; ++r)
+          db[static_cast<std::size_t>(o)] += dy[static_cast<std::size_t>(r * out + o)];
       }
       check_close(dev.to_host(tdx), dx, dc.tol);
       check_close(dev.to_host(tdw), dw, dc.tol);
@@ -91,7 +97,8 @@ TEST_CASE("layer_norm forward saves mean and rstd; backward matches the closed f
           y[i] = xh * g[static_cast<std::size_t>(c)] + be[static_cast<std::size_t>(c)];
         }
       }
-      rt::Tensor tx = dev.from_host(x, {rows, cols}), tg = dev.from_host(g, {cols}), tbe = dev.from_host(be, {cols});
+      rt::Tensor tx = dev.from_host(x, {rows, cols}), tg = dev.from_host(g, {cols}),
+                 tbe = dev.from_host(be, {cols});
       rt::Tensor ty = dev.empty({rows, cols}), tm = dev.empty({rows}), tr = dev.empty({rows});
       dev.layer_norm(tx, tg, tbe, eps, ty, tm, tr);
       check_close(dev.to_host(ty), y, dc.tol);
@@ -137,7 +144,8 @@ TEST_CASE("gelu is x Phi(x) and its backward is Phi(x) + x phi(x)") {
       y[i] = x[i] * cdf;
       dx[i] = dy[i] * (cdf + x[i] * pdf);
     }
-    rt::Tensor tx = dev.from_host(x, {40}), ty = dev.empty({40}), tdy = dev.from_host(dy, {40}), tdx = dev.empty({40});
+    rt::Tensor tx = dev.from_host(x, {40}), ty = dev.empty({40}), tdy = dev.from_host(dy, {40}),
+               tdx = dev.empty({40});
     dev.gelu(tx, ty);
     dev.gelu_backward(tx, tdy, tdx);
     check_close(dev.to_host(ty), y, dc.tol);

@@ -127,7 +127,8 @@ TEST_CASE("permute of a 4-D tensor moves x[i0,i1,i2,i3] to out[i_p0, i_p1, i_p2,
     const std::array<I64, 4> d{2, 3, 4, 5};
     const Vec x = iota(120);  // integers < 256: exact in bf16
     rt::Tensor t = dev.from_host(x, {2, 3, 4, 5});
-    for (const std::array<int, 4>& p : {std::array{0, 2, 1, 3}, std::array{3, 1, 0, 2}, std::array{0, 1, 2, 3}}) {
+    for (const std::array<int, 4>& p :
+         {std::array{0, 2, 1, 3}, std::array{3, 1, 0, 2}, std::array{0, 1, 2, 3}}) {
       CAPTURE(p[0]);
       CAPTURE(p[1]);
       CAPTURE(p[2]);
@@ -143,8 +144,11 @@ TEST_CASE("permute of a 4-D tensor moves x[i0,i1,i2,i3] to out[i_p0, i_p1, i_p2,
           for (i[2] = 0; i[2] < 4; ++i[2])
             for (i[3] = 0; i[3] < 5; ++i[3]) {
               I64 o = 0;
-              for (int k = 0; k < 4; ++k) o = o * want_shape[static_cast<std::size_t>(k)] + i[static_cast<std::size_t>(p[static_cast<std::size_t>(k)])];
-              want[static_cast<std::size_t>(o)] = x[static_cast<std::size_t>(((i[0] * 3 + i[1]) * 4 + i[2]) * 5 + i[3])];
+              for (int k = 0; k < 4; ++k)
+                o = o * want_shape[static_cast<std::size_t>(k)] +
+                    i[static_cast<std::size_t>(p[static_cast<std::size_t>(k)])];
+              want[static_cast<std::size_t>(o)] =
+                  x[static_cast<std::size_t>(((i[0] * 3 + i[1]) * 4 + i[2]) * 5 + i[3])];
             }
       check_close(dev.to_host(out), want, 0);
     }

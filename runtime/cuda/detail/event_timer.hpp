@@ -1,11 +1,11 @@
 // EventTimer: named GPU intervals bracketed by CUDA events on a stream, summed per name.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <cuda_runtime_api.h>
 
 #include "runtime/cuda/cuda_device.hpp"
 

@@ -5,10 +5,10 @@
 // `stream` and checks the launch; none synchronizes.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
-
-#include <cuda_runtime_api.h>
 
 #include "runtime/tensor.hpp"
 
@@ -16,7 +16,9 @@ namespace spsim::rt::cuda_detail {
 
 using Index = std::int64_t;
 
-[[nodiscard]] constexpr DType acc_dtype(DType dt) { return dt == DType::f64 ? DType::f64 : DType::f32; }
+[[nodiscard]] constexpr DType acc_dtype(DType dt) {
+  return dt == DType::f64 ? DType::f64 : DType::f32;
+}
 
 // Causal mask on device: row r may see column c iff cols[c] <= rows[r]; positions are global tokens.
 struct DeviceMask {
@@ -68,8 +70,8 @@ void attention_grad_scores(DType dt, const void* s, const void* dp, const void* 
                            void* p_out, void* ds_out, Index batch, Index rows, Index cols,
                            const DeviceMask& mask, cudaStream_t stream);
 // Online-softmax merge of (o_blk, lse_blk) into (o, lse): o: [nrows, d], lse: [nrows].
-void merge_attention(DType dt, void* o, void* lse, const void* o_blk, const void* lse_blk, Index nrows, Index d,
-                     cudaStream_t stream);
+void merge_attention(DType dt, void* o, void* lse, const void* o_blk, const void* lse_blk, Index nrows,
+                     Index d, cudaStream_t stream);
 
 // ---- layer ops (kernels_layer.cu) ----------------------------------------------------------------------
 void add_bias(DType dt, void* y, const void* bias, Index rows, Index cols, cudaStream_t stream);

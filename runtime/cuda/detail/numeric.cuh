@@ -22,10 +22,18 @@ struct Tag {
 template <class F>
 void dispatch(DType dt, F&& f) {
   switch (dt) {
-    case DType::f32: f(Tag<float>{}); return;
-    case DType::f64: f(Tag<double>{}); return;
-    case DType::bf16: f(Tag<__nv_bfloat16>{}); return;
-    case DType::f16: f(Tag<__half>{}); return;
+    case DType::f32:
+      f(Tag<float>{});
+      return;
+    case DType::f64:
+      f(Tag<double>{});
+      return;
+    case DType::bf16:
+      f(Tag<__nv_bfloat16>{});
+      return;
+    case DType::f16:
+      f(Tag<__half>{});
+      return;
   }
 }
 
@@ -49,24 +57,44 @@ __device__ __forceinline__ To convert(From x) {
   } else if constexpr (std::is_same_v<From, __half>) {
     return convert<To>(__half2float(x));
   } else if constexpr (std::is_same_v<To, __nv_bfloat16>) {
-    if constexpr (std::is_same_v<From, double>) return __double2bfloat16(x);
-    else return __float2bfloat16(static_cast<float>(x));
+    if constexpr (std::is_same_v<From, double>)
+      return __double2bfloat16(x);
+    else
+      return __float2bfloat16(static_cast<float>(x));
   } else if constexpr (std::is_same_v<To, __half>) {
-    if constexpr (std::is_same_v<From, double>) return __double2half(x);
-    else return __float2half(static_cast<float>(x));
+    if constexpr (std::is_same_v<From, double>)
+      return __double2half(x);
+    else
+      return __float2half(static_cast<float>(x));
   } else {
     return static_cast<To>(x);
   }
 }
 
-__device__ __forceinline__ float exp_(float x) { return expf(x); }
-__device__ __forceinline__ double exp_(double x) { return exp(x); }
-__device__ __forceinline__ float log_(float x) { return logf(x); }
-__device__ __forceinline__ double log_(double x) { return log(x); }
-__device__ __forceinline__ float rsqrt_(float x) { return rsqrtf(x); }
-__device__ __forceinline__ double rsqrt_(double x) { return rsqrt(x); }
-__device__ __forceinline__ float erf_(float x) { return erff(x); }
-__device__ __forceinline__ double erf_(double x) { return erf(x); }
+__device__ __forceinline__ float exp_(float x) {
+  return expf(x);
+}
+__device__ __forceinline__ double exp_(double x) {
+  return exp(x);
+}
+__device__ __forceinline__ float log_(float x) {
+  return logf(x);
+}
+__device__ __forceinline__ double log_(double x) {
+  return log(x);
+}
+__device__ __forceinline__ float rsqrt_(float x) {
+  return rsqrtf(x);
+}
+__device__ __forceinline__ double rsqrt_(double x) {
+  return rsqrt(x);
+}
+__device__ __forceinline__ float erf_(float x) {
+  return erff(x);
+}
+__device__ __forceinline__ double erf_(double x) {
+  return erf(x);
+}
 
 template <class A>
 __device__ __forceinline__ A neg_inf() {
@@ -75,11 +103,15 @@ __device__ __forceinline__ A neg_inf() {
 
 struct SumOp {
   template <class A>
-  __device__ A operator()(A a, A b) const { return a + b; }
+  __device__ A operator()(A a, A b) const {
+    return a + b;
+  }
 };
 struct MaxOp {
   template <class A>
-  __device__ A operator()(A a, A b) const { return a > b ? a : b; }
+  __device__ A operator()(A a, A b) const {
+    return a > b ? a : b;
+  }
 };
 
 // Reduction over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
@@ -109,7 +141,7 @@ inline unsigned row_threads(Index cols) {
   return static_cast<unsigned>(warps * 32);
 }
 
-#define SPSIM_GRID_STRIDE(i, n) \
+#define SPSIM_GRID_STRIDE(i, n)                                                      \
   for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<Index>(gridDim.x) * blockDim.x)
 

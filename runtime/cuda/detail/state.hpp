@@ -1,12 +1,12 @@
 // CudaDevice::State: the CUDA handles behind a CudaDevice, and helpers its op files share.
 #pragma once
 
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <memory>
 #include <string_view>
-
-#include <cublas_v2.h>
-#include <cuda_runtime_api.h>
 
 #include "runtime/cuda/cuda_device.hpp"
 #include "runtime/cuda/detail/allocator.hpp"
