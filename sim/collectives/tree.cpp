@@ -6,7 +6,8 @@
 // (Sanders, Speck & Träff, "Two-tree algorithms for full bandwidth broadcast, reduction and scan",
 // Parallel Computing 2009). Each half moves in K chunks: a rank sends chunk c to its parent once
 // all its children delivered chunk c; the root turns reduced chunks around and every rank forwards
-// chunk c to its children once it has it.
+// chunk c to its children once it has it. Up to 8 chunks are in flight per edge (NCCL's buffer
+// slots), so per-step latency overlaps the transfers.
 // Tuner estimate, NCCL's tree model: T = base + 2 D α + 2 n β (+ the pipeline fill of 2D chunks),
 // D = floor(log2 P), β on the slowest hop (NCCL: tree algBw = busBw / 2).
 #include <algorithm>
@@ -21,6 +22,7 @@ namespace {
 
 constexpr double kChunkBytes = 1 << 20;  // pipeline granularity per tree
 constexpr int kMaxChunks = 32;
+constexpr int kWindow = 8;  // chunks in flight per tree edge (NCCL_STEPS buffer slots)
 
 int chunk_count(double n) { return std::clamp(static_cast<int>(std::ceil(n / 2 / kChunkBytes)), 1, kMaxChunks); }
 
@@ -32,10 +34,11 @@ struct TreeRun : std::enable_shared_from_this<TreeRun> {
   struct Tree {
     std::vector<int> rank_of_label;
     std::vector<int> up_arrived;  // [label * k + c]: children that delivered chunk c
+    std::vector<char> down_arrived;  // [label * k + c]: chunk c of the result has arrived
     std::vector<int> up_next, have_down;
-    std::vector<char> up_busy;
+    std::vector<int> up_busy;  // chunks in flight to the parent
     std::vector<std::array<int, 2>> down_next;
-    std::vector<std::array<char, 2>> down_busy;
+    std::vector<std::array<int, 2>> down_busy;  // chunks in flight to each child
   };
   std::array<Tree, 2> trees;
 
@@ -44,7 +47,7 @@ struct TreeRun : std::enable_shared_from_this<TreeRun> {
   void try_up(int t, int l) {
     Tree& tr = trees[static_cast<std::size_t>(t)];
     const auto i = static_cast<std::size_t>(l);
-    while (!tr.up_busy[i] && tr.up_next[i] < k &&
+    while (tr.up_busy[i] < kWindow && tr.up_next[i] < k &&
            tr.up_arrived[i * static_cast<std::size_t>(k) + static_cast<std::size_t>(tr.up_next[i])] == children(l)) {
       const int c = tr.up_next[i];
       if (l == 0) {  // root: chunk c is fully reduced, start its broadcast
@@ -53,13 +56,13 @@ struct TreeRun : std::enable_shared_from_this<TreeRun> {
         try_down(t, 0);
         continue;
       }
-      tr.up_busy[i] = 1;
+      ++tr.up_busy[i];
+      ++tr.up_next[i];
       const int parent = (l - 1) / 2;
       run->transfer(tr.rank_of_label[i], tr.rank_of_label[static_cast<std::size_t>(parent)], chunk,
                     [self = shared_from_this(), t, l, parent, c] {
                       Tree& tr2 = self->trees[static_cast<std::size_t>(t)];
-                      tr2.up_busy[static_cast<std::size_t>(l)] = 0;
-                      ++tr2.up_next[static_cast<std::size_t>(l)];
+                      --tr2.up_busy[static_cast<std::size_t>(l)];
                       ++tr2.up_arrived[static_cast<std::size_t>(parent * self->k + c)];
                       self->try_up(t, parent);
                       self->try_up(t, l);
@@ -73,18 +76,23 @@ struct TreeRun : std::enable_shared_from_this<TreeRun> {
     for (int j = 0; j < 2; ++j) {
       const int child = 2 * l + 1 + j;
       const auto jj = static_cast<std::size_t>(j);
-      if (child >= p || tr.down_busy[i][jj] || tr.down_next[i][jj] >= tr.have_down[i]) continue;
-      tr.down_busy[i][jj] = 1;
-      run->transfer(tr.rank_of_label[i], tr.rank_of_label[static_cast<std::size_t>(child)], chunk,
-                    [self = shared_from_this(), t, l, j, child] {
-                      Tree& tr2 = self->trees[static_cast<std::size_t>(t)];
-                      tr2.down_busy[static_cast<std::size_t>(l)][static_cast<std::size_t>(j)] = 0;
-                      ++tr2.down_next[static_cast<std::size_t>(l)][static_cast<std::size_t>(j)];
-                      ++tr2.have_down[static_cast<std::size_t>(child)];  // chunks arrive in order per edge
-                      self->try_down(t, child);
-                      self->try_down(t, l);
-                      if (--self->down_left == 0) self->run->finish();
-                    });
+      while (child < p && tr.down_busy[i][jj] < kWindow && tr.down_next[i][jj] < tr.have_down[i]) {
+        ++tr.down_busy[i][jj];
+        const int c = tr.down_next[i][jj]++;
+        run->transfer(tr.rank_of_label[i], tr.rank_of_label[static_cast<std::size_t>(child)], chunk,
+                      [self = shared_from_this(), t, l, j, child, c] {
+                        Tree& tr2 = self->trees[static_cast<std::size_t>(t)];
+                        --tr2.down_busy[static_cast<std::size_t>(l)][static_cast<std::size_t>(j)];
+                        const auto ch = static_cast<std::size_t>(child), kk = static_cast<std::size_t>(self->k);
+                        tr2.down_arrived[ch * kk + static_cast<std::size_t>(c)] = 1;
+                        while (tr2.have_down[ch] < self->k &&
+                               tr2.down_arrived[ch * kk + static_cast<std::size_t>(tr2.have_down[ch])])
+                          ++tr2.have_down[ch];
+                        self->try_down(t, child);
+                        self->try_down(t, l);
+                        if (--self->down_left == 0) self->run->finish();
+                      });
+      }
     }
   }
 };
@@ -109,6 +117,7 @@ class DoubleBinaryTree final : public Algorithm {
       tree.up_next.assign(n, 0);
       tree.have_down.assign(n, 0);
       tree.up_busy.assign(n, 0);
+      tree.down_arrived.assign(n * static_cast<std::size_t>(tr->k), 0);
       tree.down_next.assign(n, {0, 0});
       tree.down_busy.assign(n, {0, 0});
     }
