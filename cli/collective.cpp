@@ -15,7 +15,8 @@ namespace {
 
 struct CollectiveArgs {
   std::string cluster;
-  int nodes = 0;  // 0 = the preset's
+  int nodes = 1;
+  bool nodes_given = false;  // else the preset's
   std::string op;
   std::string min_bytes, max_bytes;
   double step_factor = 2;
@@ -61,7 +62,7 @@ std::string message_of(const InputError& e) {
 
 sim::ClusterConfig load_cluster(const CollectiveArgs& a) {
   nlohmann::json section{{"preset", a.cluster}};
-  if (a.nodes != 0) {
+  if (a.nodes_given) {
     if (a.nodes < 1) throw InputError("--nodes", "must be >= 1, got " + std::to_string(a.nodes));
     section["nodes"] = a.nodes;
   }
@@ -141,7 +142,7 @@ Action add_collective(CLI::App& app) {
   auto* sub = app.add_subcommand("collective", "Simulate one collective over a size sweep (nccl-tests columns)");
   auto a = std::make_shared<CollectiveArgs>();
   sub->add_option("--cluster", a->cluster, "cluster preset (configs/clusters/)")->required();
-  sub->add_option("--nodes", a->nodes, "number of nodes (default: the preset's)");
+  auto* nodes = sub->add_option("--nodes", a->nodes, "number of nodes (default: the preset's)");
   sub->add_option("--op", a->op, std::string("collective: ") + sim::kCollectiveKindChoices)->required();
   sub->add_option("--min-bytes", a->min_bytes, "smallest size, bytes (K/M/G suffixes)")->required();
   sub->add_option("--max-bytes", a->max_bytes, "largest size, bytes (K/M/G suffixes)")->required();
@@ -150,7 +151,10 @@ Action add_collective(CLI::App& app) {
   sub->add_option("--protocol", a->protocol, std::string("protocol: ") + sim::kProtocolChoices);
   sub->add_option("--network", a->network, "network model: flow (default) or analytical");
   sub->add_flag("--json", a->json, "JSON output");
-  return [a]() -> int { return run_collective(*a); };
+  return [a, nodes]() -> int {
+    a->nodes_given = nodes->count() > 0;
+    return run_collective(*a);
+  };
 }
 
 }  // namespace spsim::cli
