@@ -7,7 +7,6 @@
 #include <queue>
 #include <stdexcept>
 #include <tuple>
-#include <unordered_map>
 
 namespace spsim::sim {
 
@@ -31,7 +30,8 @@ struct Cluster::Impl {
   int nodes = 1;
   // Per source: the link that reaches each device on its shortest-path tree (-1: none).
   mutable std::vector<std::vector<LinkId>> tree;
-  mutable std::unordered_map<std::uint64_t, Route> routes;
+  // Per source, per destination: the cached route (allocated on first use of the pair).
+  mutable std::vector<std::vector<std::unique_ptr<Route>>> routes;
 
   DeviceId add_device(Device d) {
     const auto id = static_cast<DeviceId>(boost::add_vertex(graph));
@@ -125,6 +125,7 @@ Cluster::Cluster(ClusterConfig config) : impl_(std::make_unique<Impl>()) {
   if (impl_->config.topology) impl_->build_explicit(*impl_->config.topology);
   else impl_->build_presets();
   impl_->tree.resize(impl_->devices.size());
+  impl_->routes.resize(impl_->devices.size());
 }
 
 Cluster::~Cluster() = default;
@@ -162,8 +163,10 @@ std::optional<DeviceId> Cluster::nvls_switch(int node) const {
 }
 
 const Route& Cluster::route(DeviceId src, DeviceId dst) const {
-  const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | static_cast<std::uint32_t>(dst);
-  if (const auto it = impl_->routes.find(key); it != impl_->routes.end()) return it->second;
+  auto& row = impl_->routes[static_cast<std::size_t>(src)];
+  if (row.empty()) row.resize(impl_->devices.size());
+  auto& slot = row[static_cast<std::size_t>(dst)];
+  if (slot) return *slot;
   Route r;
   r.bottleneck_Bps = std::numeric_limits<double>::infinity();
   if (src != dst) {
@@ -182,7 +185,8 @@ const Route& Cluster::route(DeviceId src, DeviceId dst) const {
       r.link_class = slower_class(r.link_class, link.link_class);
     }
   }
-  return impl_->routes.emplace(key, std::move(r)).first->second;
+  slot = std::make_unique<Route>(std::move(r));
+  return *slot;
 }
 
 }  // namespace spsim::sim
