@@ -23,8 +23,7 @@ class Engine {
 
   // Runs events until the queue is empty; returns how many ran.
   std::uint64_t run();
-  // Runs events with time <= `until`; the clock then reads max(now, until) if the queue drained
-  // past it, else the time of the last event run.
+  // Runs the events at times <= `until`, then advances the clock to `until` (if it is ahead).
   std::uint64_t run_until(Time until);
   // Runs the single next event; false when the queue is empty.
   bool step();

@@ -2,6 +2,7 @@
 #include "sim/collectives/collectives.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -203,6 +204,8 @@ std::vector<Protocol> candidate_protocols(const std::string& name, AlgorithmFami
 }  // namespace
 
 CollectiveChoice Collectives::choose(const CollectiveCall& call) const {
+  if (!(call.bytes >= 0) || !std::isfinite(call.bytes))
+    throw InputError("bytes", "must be a finite number >= 0, got " + std::to_string(call.bytes));
   const GroupShape shape = make_group_shape(network_.cluster(), call.ranks);
   std::optional<CollectiveChoice> best;
   for (const AlgorithmInfo* info : candidate_algorithms(registry_, call, shape)) {
