@@ -169,28 +169,43 @@ TEST_CASE("NVLS: s + λ + n (P+1) / (P × efficiency × B)") {
   }
 }
 
-TEST_CASE("double binary tree: latency 2 floor(log2 P) α, every rank's halves sent up and down") {
+TEST_CASE("tree on one node is a chain: latency 2 (P-1) α; every rank's halves go up and down") {
+  // One node: both trees are chains of the P ranks (NCCL's intra-node tree), so a zero-byte
+  // all-reduce is P-1 hops up and P-1 down.
   const double beta = 6, alpha = 4e6;
   for (int p : {2, 3, 4, 7, 8, 16}) {
     const Cluster cluster(testing::star_cluster(p, 1e12 / beta, Time::from_us(1)));
     const auto table = testing::plain_protocols(Time::from_us(2));
     CAPTURE(p);
     const auto zero = run_one(cluster, table, CollectiveKind::all_reduce, 0, "tree");
-    const int depth = std::bit_width(static_cast<unsigned>(p)) - 1;
-    CHECK(static_cast<double>(zero.duration().count_ps()) == 2 * depth * alpha);
+    CHECK(static_cast<double>(zero.duration().count_ps()) == 2 * (p - 1) * alpha);
     // Each tree reduces n/2 up its P-1 edges and broadcasts n/2 down them: 2 (P-1) n in all.
     const double n = 64.0 * 1024 * 1024;
     const auto big = run_one(cluster, table, CollectiveKind::all_reduce, n, "tree");
     double total = 0;
     for (double s : big.bytes_sent) total += s;
     CHECK(total == doctest::Approx(2.0 * (p - 1) * n));
-    // Lower bound: every rank's port carries at least n per direction over both trees (P = 2: the
-    // leaf of one tree is the root of the other); an interior rank receives n/2 from each of two
-    // children. Upper bound: the unpipelined tree, D levels up and D down, each moving at most n
-    // through a port: 2 D (α + n β). Pipelining must land in between.
+    // Bounds: every port carries at least n per direction (n/2 up and n/2 down per tree, one of
+    // them in each direction of a chain link... both trees together: >= n); the unpipelined
+    // chain, 2 (P-1) hops each moving n through a port, is an upper bound.
     const double t = static_cast<double>(big.duration().count_ps());
     CHECK(t >= n * beta);
-    CHECK(t <= 2 * depth * (alpha + n * beta));
+    CHECK(t <= 2 * (p - 1) * (alpha + n * beta));
+  }
+}
+
+TEST_CASE("tree across nodes: zero bytes cost 2 ((L-1) α_intra + floor(log2 N) α_inter)") {
+  const Time step = Time::from_us(2);
+  const auto table = testing::plain_protocols(step);
+  for (int nodes : {2, 3, 4, 5}) {
+    const Cluster cluster(preset_cluster("dgx-a100", nodes));
+    const auto& g = cluster.gpus();
+    const double a_intra = static_cast<double>((step + cluster.route(g[0], g[1]).latency).count_ps());
+    const double a_inter = static_cast<double>((step + cluster.route(g[0], g[8]).latency).count_ps());
+    const int levels = std::bit_width(static_cast<unsigned>(nodes)) - 1;
+    CAPTURE(nodes);
+    const auto r = run_one(cluster, table, CollectiveKind::all_reduce, 0, "tree");
+    CHECK(static_cast<double>(r.duration().count_ps()) == 2 * (7 * a_intra + levels * a_inter));
   }
 }
 
