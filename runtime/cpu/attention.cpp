@@ -74,6 +74,26 @@ Batched grad_view(const Tensor& g, const Batched& like, std::int64_t n, std::str
   return b;
 }
 
+// In place, per row r of a block: p <- P = exp(S - lse_r) (masked entries 0) and dp <- dS = P ⊙ (dP - D_r).
+// Allowed scores never exceed the final lse; masked ones may, so the exponent is capped at 0 to keep exp
+// finite (inf · 0 would be NaN). A row with lse = -inf attends to nothing anywhere and gets no gradient.
+template <class T>
+void probabilities_and_score_grads(Mat<T>& p, Mat<T>& dp, const ConstColMap<T>& lse, const Col<T>& delta,
+                                   const MaskPlan<T>& plan) {
+  for (Eigen::Index r = 0; r < p.rows(); ++r) {
+    if (lse(r) == neg_inf<T>) {
+      p.row(r).setZero();
+      dp.row(r).setZero();
+      continue;
+    }
+    if (plan.kind == MaskKind::partial)
+      p.row(r).array() = (p.row(r).array() - lse(r)).min(T(0)).exp() * plan.keep.row(r).array();
+    else
+      p.row(r).array() = (p.row(r).array() - lse(r)).exp();
+    dp.row(r).array() = p.row(r).array() * (dp.row(r).array() - delta(r));
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -205,20 +225,7 @@ void attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v,
     delta = (dob.array() * ob.array()).rowwise().sum();  // D = rowsum(dO ⊙ O)
     p.noalias() = sc * qb * kb.transpose();
     dp.noalias() = dob * vb.transpose();
-    for (std::int64_t r = 0; r < sq; ++r) {
-      if (lseb(r) == neg_inf<T>) {  // the row attends to nothing anywhere: it has no gradient
-        p.row(r).setZero();
-        dp.row(r).setZero();
-        continue;
-      }
-      // P = exp(S - lse), masked entries 0. Allowed scores never exceed the final lse; masked ones may,
-      // so the exponent is capped at 0 to keep exp finite (inf · 0 would be NaN).
-      if (plan.kind == MaskKind::partial)
-        p.row(r).array() = (p.row(r).array() - lseb(r)).min(T(0)).exp() * plan.keep.row(r).array();
-      else
-        p.row(r).array() = (p.row(r).array() - lseb(r)).exp();
-      dp.row(r).array() = p.row(r).array() * (dp.row(r).array() - delta(r));  // dS = P ⊙ (dP - D)
-    }
+    probabilities_and_score_grads(p, dp, lseb, delta, plan);
     dvb.noalias() += p.transpose() * dob;
     dqb.noalias() += sc * dp * kb;
     dkb.noalias() += sc * dp.transpose() * qb;
