@@ -40,8 +40,10 @@ T softmax_row(Row s, const T* bias, const T* keep) {
     s.setZero();
     return neg_inf<T>;
   }
-  if (keep == nullptr) s = (s - m).exp();
-  else s = (s - m).min(T(0)).exp() * ConstRowMap<T>(keep, s.size());  // masked scores may exceed m: capped
+  if (keep == nullptr)
+    s = (s - m).exp();
+  else
+    s = (s - m).min(T(0)).exp() * ConstRowMap<T>(keep, s.size());  // masked scores may exceed m: capped
   const T l = s.sum();
   s *= T(1) / l;
   return m + std::log(l);
@@ -65,7 +67,8 @@ AttentionShapes attention_shapes(const Tensor& q, const Tensor& k, const Tensor&
 
 // An output of the backward that may be shared by several query batches (GQA dK/dV): it must have the
 // rows x cols of `like` and a batch count dividing n.
-Batched grad_view(const Tensor& g, const Batched& like, std::int64_t n, std::string_view op, std::string_view arg) {
+Batched grad_view(const Tensor& g, const Batched& like, std::int64_t n, std::string_view op,
+                  std::string_view arg) {
   const Batched b = batched(g, op, arg);
   if (b.rows != like.rows || b.cols != like.cols)
     fail(op, "gradient '" + std::string(arg) + "' " + to_string(g.shape()) + " does not match its input's " +
@@ -203,7 +206,8 @@ void attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   const Batched dqs = grad_view(dq, qs, qs.batch, op, "dq");
   const Batched dks = grad_view(dk, ks, qs.batch, op, "dk");
   const Batched dvs = grad_view(dv, vs, qs.batch, op, "dv");
-  for (const auto& [g, name] : {std::pair<const Tensor*, std::string_view>{&dq, "dq"}, {&dk, "dk"}, {&dv, "dv"}})
+  for (const auto& [g, name] :
+       {std::pair<const Tensor*, std::string_view>{&dq, "dq"}, {&dk, "dk"}, {&dv, "dv"}})
     check_no_alias(*g, {&q, &k, &v, &o, &d_o, &lse}, op, name);
   const MaskPlan<T> plan = plan_mask<T>(mask, qs.rows, ks.rows, op);
   if (plan.kind == MaskKind::none || ks.rows == 0 || qs.rows == 0) return;  // no allowed pair: zero gradient
@@ -264,9 +268,9 @@ void merge_attention(Tensor& o, Tensor& lse, const Tensor& o_blk, const Tensor& 
 #define SPSIM_INSTANTIATE(T)                                                                                 \
   template void softmax<T>(const Tensor&, Tensor&, double, const Mask&);                                     \
   template void softmax_backward<T>(const Tensor&, const Tensor&, Tensor&, double);                          \
-  template void attention_block_forward<T>(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&,     \
+  template void attention_block_forward<T>(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&,    \
                                            double, const Mask&);                                             \
-  template void attention_block_backward<T>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,       \
+  template void attention_block_backward<T>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,      \
                                             const Tensor&, const Tensor&, Tensor&, Tensor&, Tensor&, double, \
                                             const Mask&);                                                    \
   template void merge_attention<T>(Tensor&, Tensor&, const Tensor&, const Tensor&);
