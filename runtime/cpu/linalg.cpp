@@ -104,15 +104,10 @@ void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor&
   const std::int64_t rows = leading(x), in = w.dim(1), out = w.dim(0);
   expect_shape(dy, with_last(x.shape(), out), op, "dy");
   const ConstMatMap<T> xm(px, rows, in), wm(pw, out, in), dym(pdy, rows, out);
-  if (dx.defined()) {
+  if (dx.defined()) {  // checked before any output is written
     expect_shape(dx, x.shape(), op, "dx");
     if (dx.storage() == dy.storage() || dx.storage() == w.storage())
       fail(op, "output 'dx' shares storage with an input");
-    MatMap<T> dxm(data_of<T>(dx, op, "dx"), rows, in);
-    if (accumulate_dx)
-      dxm.noalias() += dym * wm;
-    else
-      dxm.noalias() = dym * wm;
   }
   if (dw.defined()) {
     expect_shape(dw, w.shape(), op, "dw");
@@ -122,6 +117,14 @@ void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor&
   if (db.defined()) {
     expect_shape(db, {out}, op, "db");
     Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(data_of<T>(db, op, "db"), out) += dym.colwise().sum();
+  }
+  // dx last, so that dx may reuse x's storage.
+  if (dx.defined()) {
+    MatMap<T> dxm(data_of<T>(dx, op, "dx"), rows, in);
+    if (accumulate_dx)
+      dxm.noalias() += dym * wm;
+    else
+      dxm.noalias() = dym * wm;
   }
 }
 
