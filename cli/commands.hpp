@@ -10,5 +10,6 @@ namespace spsim::cli {
 // returns the process exit code (0 ok, 1 a check failed, 2 bad input).
 using Action = std::function<int()>;
 Action add_check(CLI::App& app);
+Action add_collective(CLI::App& app);
 
 }  // namespace spsim::cli

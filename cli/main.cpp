@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   std::vector<std::pair<CLI::App*, spsim::cli::Action>> actions;
   auto track = [&](spsim::cli::Action a) { actions.emplace_back(app.get_subcommands({}).back(), std::move(a)); };
   track(spsim::cli::add_check(app));
+  track(spsim::cli::add_collective(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

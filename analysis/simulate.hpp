@@ -1,0 +1,61 @@
+// Simulation of one training step of a config: trace the strategy on every rank, replay the traces on
+// the simulated cluster, and summarise (DESIGN.md §6). Used by `simulate`, `compare`, `report`, `run`.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "analysis/config.hpp"
+
+namespace spsim::analysis {
+
+struct RankSummary {
+  int rank = 0;
+  double compute_s = 0;        // busy time of the compute stream
+  double comm_s = 0;           // busy time of the communication stream
+  double exposed_comm_s = 0;   // communication time not overlapped by compute
+  double idle_s = 0;           // step time minus compute minus exposed communication
+  double bytes_sent = 0;       // bytes this rank put on links
+  std::uint64_t peak_memory_bytes = 0;
+};
+
+struct OpSummary {  // aggregated by op name/class over the slowest rank
+  std::string name;
+  int count = 0;
+  double time_s = 0;
+  double flops = 0;
+};
+
+struct SimSummary {
+  double step_time_s = 0;  // makespan of the step (all ranks)
+  double forward_s = 0;    // from the phase markers
+  double backward_s = 0;
+  // Of the rank that finishes last (the one that sets the step time):
+  double compute_s = 0;
+  double comm_s = 0;
+  double exposed_comm_s = 0;
+  double idle_s = 0;
+  std::map<std::string, double> bytes_sent_by_kind;  // collective kind -> bytes sent, max over ranks
+  double bytes_sent_max = 0;                         // bytes sent by the busiest rank
+  std::uint64_t peak_memory_bytes = 0;               // max over ranks
+  std::uint64_t gpu_memory_bytes = 0;                // capacity of one GPU
+  bool oom = false;
+  std::vector<RankSummary> ranks;
+  std::vector<OpSummary> top_ops;
+  std::uint64_t events = 0;  // simulator events processed
+};
+
+struct SimulateOptions {
+  std::filesystem::path chrome_trace;  // empty: none
+};
+
+[[nodiscard]] SimSummary simulate(const Config& config, const SimulateOptions& options = {});
+
+[[nodiscard]] std::string render_simulation(const Config& config, const SimSummary& summary);  // tables
+[[nodiscard]] nlohmann::json simulation_to_json(const Config& config, const SimSummary& summary);
+
+}  // namespace spsim::analysis

@@ -1,0 +1,192 @@
+// Cluster: builds the Boost.Graph from a ClusterConfig and answers cached shortest-route queries.
+#include "sim/cluster/cluster.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <limits>
+#include <map>
+#include <queue>
+#include <stdexcept>
+#include <tuple>
+
+namespace spsim::sim {
+
+namespace {
+
+// Vertices are DeviceIds; each edge carries its LinkId.
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+                                    boost::property<boost::edge_index_t, LinkId>>;
+
+LinkClass slower_class(LinkClass a, LinkClass b) { return static_cast<int>(a) > static_cast<int>(b) ? a : b; }
+
+}  // namespace
+
+struct Cluster::Impl {
+  ClusterConfig config;
+  Graph graph;
+  std::vector<Device> devices;
+  std::vector<Link> links;
+  std::vector<DeviceId> gpus;
+  std::map<std::string, DeviceId> by_name;
+  int nodes = 1;
+  // Per source: the link that reaches each device on its shortest-path tree (-1: none).
+  mutable std::vector<std::vector<LinkId>> tree;
+  // Per source, per destination: the cached route (allocated on first use of the pair).
+  mutable std::vector<std::vector<std::unique_ptr<Route>>> routes;
+
+  DeviceId add_device(Device d) {
+    const auto id = static_cast<DeviceId>(boost::add_vertex(graph));
+    by_name[d.name] = id;
+    if (d.kind == DeviceKind::gpu) gpus.push_back(id);
+    devices.push_back(std::move(d));
+    return id;
+  }
+  void add_link(DeviceId from, DeviceId to, const LinkSpec& spec, bool duplex) {
+    for (int dir = 0; dir < (duplex ? 2 : 1); ++dir) {
+      const auto id = static_cast<LinkId>(links.size());
+      const DeviceId a = dir == 0 ? from : to, b = dir == 0 ? to : from;
+      links.push_back(Link{a, b, spec.effective_Bps(), spec.latency, spec.link_class});
+      boost::add_edge(static_cast<std::size_t>(a), static_cast<std::size_t>(b), id, graph);
+    }
+  }
+  void build_presets();
+  void build_explicit(const ExplicitTopology& t);
+  const std::vector<LinkId>& tree_from(DeviceId src) const;
+};
+
+void Cluster::Impl::build_presets() {
+  nodes = config.nodes;
+  const auto& intra = config.intra_node;
+  const bool multi = nodes > 1;
+  const DeviceId fabric =
+      multi ? add_device({"fabric", DeviceKind::network_switch, -1, 0, false}) : DeviceId{-1};
+  for (int n = 0; n < nodes; ++n) {
+    std::string prefix = std::to_string(n);  // "n<node>." (built in place: GCC 12 -Wrestrict false positive)
+    prefix.insert(prefix.begin(), 'n');
+    prefix.push_back('.');
+    const bool nvswitch = intra.fabric == IntraFabric::nvswitch;
+    const DeviceId sw = add_device({prefix + (nvswitch ? "nvswitch" : "pcie_switch"),
+                                    nvswitch ? DeviceKind::nvswitch : DeviceKind::pcie_switch, n, 0, intra.nvls});
+    for (int g = 0; g < config.gpus_per_node; ++g) {
+      const DeviceId gpu = add_device({prefix + "gpu" + std::to_string(g), DeviceKind::gpu, n, g, false});
+      add_link(gpu, sw, intra.link, true);
+      if (!multi) continue;
+      const DeviceId nic = add_device({prefix + "nic" + std::to_string(g), DeviceKind::nic, n, g, false});
+      add_link(gpu, nic, config.inter_node.nic_attach, true);
+      add_link(nic, fabric, config.inter_node.link, true);
+    }
+  }
+}
+
+void Cluster::Impl::build_explicit(const ExplicitTopology& t) {
+  std::map<int, int> per_node;
+  int max_node = 0;
+  for (const auto& d : t.devices) {
+    const int local = d.kind == DeviceKind::gpu ? per_node[d.node]++ : 0;
+    add_device({d.id, d.kind, d.node, local, d.nvls});
+    max_node = std::max(max_node, d.node);
+  }
+  for (const auto& l : t.links) add_link(by_name.at(l.from), by_name.at(l.to), l.spec, l.duplex);
+  nodes = max_node + 1;
+}
+
+// Dijkstra on (latency, hops), ties broken by device id so routes are deterministic.
+const std::vector<LinkId>& Cluster::Impl::tree_from(DeviceId src) const {
+  auto& pred = tree[static_cast<std::size_t>(src)];
+  if (!pred.empty()) return pred;
+  const std::size_t n = devices.size();
+  pred.assign(n, -1);
+  using Key = std::tuple<std::int64_t, int, DeviceId>;
+  std::vector<std::pair<std::int64_t, int>> best(n, {std::numeric_limits<std::int64_t>::max(), 0});
+  std::priority_queue<Key, std::vector<Key>, std::greater<>> heap;
+  best[static_cast<std::size_t>(src)] = {0, 0};
+  heap.emplace(0, 0, src);
+  const auto index = boost::get(boost::edge_index, graph);
+  while (!heap.empty()) {
+    const auto [lat, hops, u] = heap.top();
+    heap.pop();
+    if (std::pair{lat, hops} != best[static_cast<std::size_t>(u)]) continue;
+    if (u != src && devices[static_cast<std::size_t>(u)].kind == DeviceKind::gpu) continue;  // no forwarding
+    for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(u), graph); e != end; ++e) {
+      const LinkId l = index[*e];
+      const auto v = static_cast<std::size_t>(boost::target(*e, graph));
+      const std::pair<std::int64_t, int> cand{lat + links[static_cast<std::size_t>(l)].latency.count_ps(), hops + 1};
+      if (cand < best[v]) {
+        best[v] = cand;
+        pred[v] = l;
+        heap.emplace(cand.first, cand.second, static_cast<DeviceId>(v));
+      }
+    }
+  }
+  return pred;
+}
+
+Cluster::Cluster(ClusterConfig config) : impl_(std::make_unique<Impl>()) {
+  impl_->config = std::move(config);
+  if (impl_->config.topology) impl_->build_explicit(*impl_->config.topology);
+  else impl_->build_presets();
+  impl_->tree.resize(impl_->devices.size());
+  impl_->routes.resize(impl_->devices.size());
+}
+
+Cluster::~Cluster() = default;
+Cluster::Cluster(Cluster&&) noexcept = default;
+Cluster& Cluster::operator=(Cluster&&) noexcept = default;
+
+const ClusterConfig& Cluster::config() const { return impl_->config; }
+std::size_t Cluster::num_devices() const { return impl_->devices.size(); }
+std::size_t Cluster::num_links() const { return impl_->links.size(); }
+const Device& Cluster::device(DeviceId d) const { return impl_->devices.at(static_cast<std::size_t>(d)); }
+const Link& Cluster::link(LinkId l) const { return impl_->links[static_cast<std::size_t>(l)]; }
+const std::vector<DeviceId>& Cluster::gpus() const { return impl_->gpus; }
+int Cluster::num_nodes() const { return impl_->nodes; }
+
+std::optional<DeviceId> Cluster::find_device(const std::string& name) const {
+  const auto it = impl_->by_name.find(name);
+  if (it == impl_->by_name.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<DeviceId> Cluster::nvls_switch(int node) const {
+  // The switch must be adjacent to every GPU of the node.
+  std::optional<DeviceId> found;
+  for (std::size_t d = 0; d < impl_->devices.size(); ++d) {
+    const auto& dev = impl_->devices[d];
+    if (dev.kind == DeviceKind::nvswitch && dev.nvls && dev.node == node) found = static_cast<DeviceId>(d);
+  }
+  if (!found) return std::nullopt;
+  for (DeviceId g : impl_->gpus) {
+    if (device(g).node != node) continue;
+    const auto& r = route(g, *found);
+    if (r.links.size() != 1) return std::nullopt;
+  }
+  return found;
+}
+
+const Route& Cluster::route(DeviceId src, DeviceId dst) const {
+  auto& row = impl_->routes[static_cast<std::size_t>(src)];
+  if (row.empty()) row.resize(impl_->devices.size());
+  auto& slot = row[static_cast<std::size_t>(dst)];
+  if (slot) return *slot;
+  Route r;
+  r.bottleneck_Bps = std::numeric_limits<double>::infinity();
+  if (src != dst) {
+    const auto& pred = impl_->tree_from(src);
+    for (DeviceId v = dst; v != src;) {
+      const LinkId l = pred[static_cast<std::size_t>(v)];
+      if (l < 0) throw std::logic_error("Cluster::route: " + device(dst).name + " unreachable from " + device(src).name);
+      r.links.push_back(l);
+      v = impl_->links[static_cast<std::size_t>(l)].from;
+    }
+    std::reverse(r.links.begin(), r.links.end());
+    for (LinkId l : r.links) {
+      const auto& link = impl_->links[static_cast<std::size_t>(l)];
+      r.latency += link.latency;
+      r.bottleneck_Bps = std::min(r.bottleneck_Bps, link.capacity_Bps);
+      r.link_class = slower_class(r.link_class, link.link_class);
+    }
+  }
+  slot = std::make_unique<Route>(std::move(r));
+  return *slot;
+}
+
+}  // namespace spsim::sim

@@ -1,0 +1,118 @@
+// Algorithm: the interface one collective algorithm implements (one per file), its registry, and
+// CollectiveRun, the handle through which a running algorithm moves bytes.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/collectives/call.hpp"
+#include "sim/collectives/protocol.hpp"
+#include "sim/network/network.hpp"
+
+namespace spsim::sim {
+
+class Collectives;
+
+// How a group of ranks sits on the cluster, for algorithms and their cost estimates.
+struct GroupShape {
+  int size = 0;
+  std::vector<std::vector<int>> node_members;  // ranks per node (nodes in order of first rank), rank order
+  int min_per_node = 0;
+  int max_per_node = 0;
+  // One hop inside a node and one across nodes (first such pair of the group; presets are uniform).
+  Time intra_latency{}, inter_latency{};
+  double intra_Bps = 0, inter_Bps = 0;
+  LinkClass intra_class = LinkClass::nvlink, inter_class = LinkClass::network;
+  // Rings run in parallel so that every NIC of a node carries one ring: max_per_node when the
+  // group spans several nodes, else 1 (NCCL's channels, one per rail).
+  int channels = 1;
+  std::optional<DeviceId> nvls_switch;  // single-node group whose GPUs all attach to an NVLS switch
+  Time nvls_hop_latency{};              // GPU -> that switch
+  [[nodiscard]] int nodes() const { return static_cast<int>(node_members.size()); }
+  [[nodiscard]] bool multi_node() const { return nodes() > 1; }
+};
+[[nodiscard]] GroupShape make_group_shape(const Cluster& cluster, const std::vector<DeviceId>& ranks);
+
+// One running collective. Algorithms receive it as a shared_ptr and keep it alive by capturing
+// it in their continuations.
+class CollectiveRun : public std::enable_shared_from_this<CollectiveRun> {
+ public:
+  CollectiveRun(Collectives& owner, CollectiveCall call, GroupShape shape, ProtocolCosts costs,
+                std::string algorithm, Protocol protocol, std::function<void(const CollectiveResult&)> done);
+
+  [[nodiscard]] const CollectiveCall& call() const { return call_; }
+  [[nodiscard]] const GroupShape& shape() const { return shape_; }
+  [[nodiscard]] const ProtocolCosts& costs() const { return costs_; }
+  [[nodiscard]] int size() const { return shape_.size; }
+  [[nodiscard]] double bytes() const { return call_.bytes; }
+  [[nodiscard]] DeviceId device(int rank) const { return call_.ranks[static_cast<std::size_t>(rank)]; }
+  [[nodiscard]] const Cluster& cluster() const;
+
+  // Sends `bytes` from rank `from` to rank `to`: the protocol's step latency for the route's link
+  // class is added and its efficiency applied; `then` runs when they have arrived.
+  void transfer(int from, int to, double bytes, std::function<void()> then);
+  // The same between a rank and a non-GPU device (NVLS: GPU <-> switch); rank is the GPU's rank,
+  // `to_device` tells the direction.
+  void transfer_device(int rank, DeviceId other, bool to_device, double bytes, std::function<void()> then);
+  // Runs `sub` (same protocol, no tuning) as part of this call; its transfers count for this run.
+  void start_sub(CollectiveCall sub, std::function<void()> then);
+  // The algorithm is complete: records the finish time and reports the result.
+  void finish();
+
+ private:
+  void record(int rank, double sent);
+  Collectives& owner_;
+  CollectiveCall call_;
+  GroupShape shape_;
+  ProtocolCosts costs_;
+  CollectiveResult result_;
+  std::unordered_map<DeviceId, int> rank_of_device_;  // for sub-collectives
+  std::function<void(const CollectiveResult&)> done_;
+};
+
+class Algorithm {
+ public:
+  virtual ~Algorithm() = default;
+  [[nodiscard]] virtual AlgorithmFamily family() const = 0;
+  // Empty if it can run `call` on this group, else the reason (used in error messages).
+  [[nodiscard]] virtual std::string unsupported(const CollectiveCall& call, const GroupShape& shape) const = 0;
+  // Schedules the algorithm's transfers; must eventually call run->finish().
+  virtual void run(const std::shared_ptr<CollectiveRun>& run) const = 0;
+  // Predicted uncontended time (the tuner's model; the header of each algorithm file says how).
+  [[nodiscard]] virtual Time estimate(const CollectiveCall& call, const GroupShape& shape,
+                                      const ProtocolCosts& costs) const = 0;
+};
+
+struct AlgorithmInfo {
+  std::string name;
+  std::string description;
+  std::vector<CollectiveKind> kinds;
+  // Whether "auto" considers it for this group (NCCL's set: ring, tree across nodes, nvls, p2p
+  // all-to-all); empty = never (explicit use only).
+  std::function<bool(const GroupShape&)> tuner_candidate;
+  std::function<std::unique_ptr<Algorithm>()> make;
+};
+
+// Name -> algorithm. A new algorithm plugs in by adding an AlgorithmInfo (see registry.cpp).
+class AlgorithmRegistry {
+ public:
+  void add(AlgorithmInfo info);  // throws std::logic_error on a duplicate name
+  [[nodiscard]] const AlgorithmInfo* find(std::string_view name) const;
+  [[nodiscard]] const Algorithm& algorithm(std::string_view name) const;  // name must exist
+  // Names in registration order, optionally only those supporting `kind`.
+  [[nodiscard]] std::vector<std::string> names(std::optional<CollectiveKind> kind = std::nullopt) const;
+
+ private:
+  std::vector<AlgorithmInfo> infos_;
+  std::vector<std::unique_ptr<Algorithm>> algorithms_;
+};
+
+// Every algorithm in sim/collectives/.
+[[nodiscard]] AlgorithmRegistry default_algorithms();
+
+}  // namespace spsim::sim

@@ -1,0 +1,43 @@
+// CollectiveCall / CollectiveResult: one collective as the replay engine describes it, and its outcome.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/cluster/cluster.hpp"
+#include "sim/collectives/kinds.hpp"
+#include "sim/time.hpp"
+
+namespace spsim::sim {
+
+struct CollectiveCall {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  std::vector<DeviceId> ranks;  // GPU device ids in rank order (e.g. cluster.gpus()), all distinct
+  // n, in bytes, the size of the largest per-rank buffer, as in nccl-tests' "size" column and
+  // rt::Comm's shapes: all_reduce the buffer; reduce_scatter the input (output n/P); all_gather
+  // the output (input n/P); all_to_all the send buffer (n/P to each rank); sendrecv the message
+  // each rank sends. Fractional values are allowed.
+  double bytes = 0;
+  std::string algorithm = "auto";  // a registry name (see default_algorithms()) or "auto"
+  std::string protocol = "auto";   // simple | ll | ll128 | auto
+  int peer_offset = 1;             // sendrecv: rank i sends to i + offset, receives from i - offset (mod P)
+};
+
+struct CollectiveResult {
+  Time start{};
+  Time finish{};  // when the last transfer of the call arrived
+  std::string algorithm;
+  Protocol protocol = Protocol::simple;
+  std::vector<Time> rank_finish;   // per rank: arrival of its last transfer (sent or received)
+  std::vector<double> bytes_sent;  // per rank: payload bytes it put on the network (no protocol overhead)
+  [[nodiscard]] Time duration() const { return finish - start; }
+};
+
+// The algorithm/protocol a call resolves to and the tuner's predicted time for it.
+struct CollectiveChoice {
+  std::string algorithm;
+  Protocol protocol = Protocol::simple;
+  Time predicted{};
+};
+
+}  // namespace spsim::sim

@@ -1,0 +1,66 @@
+// Collectives: the simulator's collective-communication API (what the replay engine calls).
+//
+//   Engine engine;
+//   Cluster cluster(preset_cluster("dgx-h100", 2));
+//   auto network = make_network(NetworkMode::flow, engine, cluster);
+//   Collectives coll(*network);
+//   CollectiveCall call{.kind = CollectiveKind::all_reduce, .ranks = cluster.gpus(), .bytes = 1 << 30};
+//   coll.start(call, [](const CollectiveResult& r) { /* r.finish, r.bytes_sent[rank] */ });
+//   engine.run();
+//
+// A call is expanded into the point-to-point transfers of its algorithm (ring, tree, ...) with their
+// dependencies and runs on the network together with whatever else is in flight, so concurrent
+// collectives contend for links. Uncontended, the algorithms reproduce their α-β closed forms
+// (tests/sim/collectives_closed_form.cpp), with α = protocol step latency + route latency and
+// β = 1 / (protocol efficiency × bandwidth).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/collectives/algorithm.hpp"
+#include "sim/collectives/call.hpp"
+#include "sim/network/network.hpp"
+
+namespace spsim::sim {
+
+class Collectives {
+ public:
+  using Done = std::function<void(const CollectiveResult&)>;
+
+  // Protocol constants come from the cluster's tuning (config.tuning) unless given.
+  explicit Collectives(Network& network);
+  Collectives(Network& network, ProtocolTable protocols);
+  ~Collectives();
+
+  // Starts `call` at engine.now(); `done` runs on the engine when every transfer has arrived.
+  // Throws InputError (where = "algorithm", "protocol" or "ranks") naming the bad value and the
+  // valid choices: unknown names, an algorithm that cannot run this kind or group (e.g. nvls
+  // without an NVLS switch, halving_doubling on a non-power-of-two group).
+  void start(const CollectiveCall& call, Done done);
+
+  // What start() would run. For "auto": the (algorithm, protocol) with the least predicted time
+  // among the tuner's candidates (NCCL's set: ring, tree across nodes, nvls, and for all_to_all
+  // pairwise/direct), as NCCL's tuner does; explicit names are validated and kept.
+  [[nodiscard]] CollectiveChoice choose(const CollectiveCall& call) const;
+
+  // A point-to-point message (replay's send/recv pairs) with `protocol`'s per-step costs.
+  void send(DeviceId src, DeviceId dst, double bytes, Protocol protocol, std::function<void()> done);
+
+  [[nodiscard]] const AlgorithmRegistry& registry() const { return registry_; }
+  [[nodiscard]] const ProtocolTable& protocols() const { return protocols_; }
+  [[nodiscard]] Network& network() { return network_; }
+
+ private:
+  friend class CollectiveRun;
+  Network& network_;
+  ProtocolTable protocols_;
+  AlgorithmRegistry registry_;
+};
+
+// Runs `call` alone on a fresh engine and network of `cluster` and returns its result.
+[[nodiscard]] CollectiveResult simulate_collective(const Cluster& cluster, NetworkMode mode, const CollectiveCall& call);
+
+}  // namespace spsim::sim

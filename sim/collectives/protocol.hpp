@@ -1,0 +1,73 @@
+// NCCL protocol cost model (Simple / LL / LL128): per-collective base latency, per-step latency by
+// link class, and the fraction of link bandwidth the payload gets.
+//
+// Constants are NCCL 2.20's tuning model (src/graph/tuning.cc), as summarised in
+// shared/data/hardware-and-measurements.md:
+//   base latency (µs; LL / LL128 / Simple): ring 6.6 / 14.0 / 8.4, tree 6.8 / 14.0 / 0
+//   per-step latency (µs):  NVLink .6 / 1.9 / 3.4,  PCIe 1.0 / 2.5 / 5.7,  network 2.7 / 4.0 / 14.0
+//   NVLS latency 23 µs over NVLink (18 µs over the network), Simple only
+//   bandwidth efficiency: ring LL ×1/4 (multi-node or all-reduce) else ×1/3; LL128 ×0.92 (×0.7 with
+//   fewer than 2 GPUs per node); tree ×0.92; NVLS ×5/6 (NCCL's NVLS algBw ratio).
+// NCCL publishes no separate per-step tree latency in that summary: trees use the ring per-step
+// values here. A cluster preset may override any constant under "tuning" (calibration).
+//
+// A simulated step then costs  step_latency[class of the route] + route latency
+//                              + bytes / (efficiency × max-min fair rate).
+#pragma once
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sim/cluster/hardware.hpp"
+#include "sim/collectives/kinds.hpp"
+#include "sim/time.hpp"
+
+namespace spsim::sim {
+
+// Which of NCCL's latency/efficiency rules an algorithm follows. Point-to-point algorithms
+// (pairwise, direct) follow the ring rules.
+enum class AlgorithmFamily : std::uint8_t { ring, tree, nvls };
+
+// The costs of one protocol for one call, after NCCL's rules are applied.
+struct ProtocolCosts {
+  Time base_latency{};                            // once per collective
+  std::array<Time, kLinkClasses> step_latency{};  // per step, by the class of the step's route
+  double efficiency = 1;                          // payload fraction of the fair-share bandwidth
+  [[nodiscard]] Time step(LinkClass c) const { return step_latency[static_cast<std::size_t>(c)]; }
+};
+
+struct ProtocolTable {
+  struct Entry {
+    Time ring_base_latency{};
+    Time tree_base_latency{};
+    std::array<Time, kLinkClasses> step_latency{};  // by LinkClass
+  };
+  std::array<Entry, kProtocols> protocols{};  // by Protocol
+  std::array<Time, 2> nvls_latency{};         // [0] NVLink, [1] network
+  double nvls_efficiency = 5.0 / 6.0;
+  double tree_efficiency = 0.92;
+  double ll128_efficiency = 0.92;
+  double ll128_efficiency_one_gpu_per_node = 0.7;
+  double ll_efficiency_allreduce_or_multinode = 0.25;
+  double ll_efficiency_other = 1.0 / 3.0;
+  std::string source;  // where overrides came from (calibration note)
+};
+
+// NCCL 2.20's constants (above).
+[[nodiscard]] ProtocolTable nccl_protocol_table();
+
+// Applies a "tuning" JSON object on top of `table`. Keys: "simple" | "ll" | "ll128" → object with
+// base_latency_us, tree_base_latency_us, nvlink_step_latency_us, pcie_step_latency_us,
+// network_step_latency_us; "nvls" → nvlink_latency_us, network_latency_us, efficiency; "source".
+void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std::string& path);
+
+// NVLS runs only the Simple protocol; every other family runs all three.
+[[nodiscard]] bool protocol_supported(AlgorithmFamily family, Protocol p);
+
+// Resolves the table for one call. `multi_node`: the group spans more than one node;
+// `min_gpus_per_node`: the fewest group members on any node it spans.
+[[nodiscard]] ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, AlgorithmFamily family,
+                                             CollectiveKind kind, bool multi_node, int min_gpus_per_node);
+
+}  // namespace spsim::sim

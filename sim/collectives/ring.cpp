@@ -1,0 +1,70 @@
+// Ring reduce-scatter, all-gather and all-reduce (= reduce-scatter then all-gather).
+//
+// P ranks, n bytes: at each of S steps every rank sends a chunk of n / P to its successor, the
+// chunk it received at the previous step (plus its own contribution when reducing).
+// S = P − 1 for reduce-scatter and all-gather, 2(P − 1) for all-reduce. Uncontended, with
+// α = protocol step latency + route latency and β = 1 / (efficiency × bandwidth):
+//   T_RS = T_AG = base + (P − 1)(α + nβ/P),   T_AR = base + 2(P − 1)(α + nβ/P)
+// (DESIGN.md §6; the all-reduce is bandwidth-optimal, Patarasuk & Yuan, JPDC 2009).
+//
+// Channels: across nodes, C = (ranks per node) rings run in parallel on n / C each; ring c visits
+// each node's members rotated by c, so it leaves node a from local member c − 1 and enters node
+// a + 1 at member c. Every NIC then carries exactly one ring, as NCCL's rings do on rail-optimized
+// clusters. The tuner's estimate takes each step as its slowest hop:
+//   step = max(α_intra + n β_intra / P,  α_inter + n β_inter / (C P))   (C rings share an NVLink port).
+#include <algorithm>
+
+#include "sim/collectives/builtin.hpp"
+#include "sim/collectives/steps.hpp"
+
+namespace spsim::sim {
+
+namespace {
+
+int ring_steps(CollectiveKind kind, int p) { return kind == CollectiveKind::all_reduce ? 2 * (p - 1) : p - 1; }
+
+class Ring final : public Algorithm {
+ public:
+  [[nodiscard]] AlgorithmFamily family() const override { return AlgorithmFamily::ring; }
+  [[nodiscard]] std::string unsupported(const CollectiveCall&, const GroupShape&) const override { return ""; }
+
+  void run(const std::shared_ptr<CollectiveRun>& run) const override {
+    const GroupShape& g = run->shape();
+    const int p = g.size;
+    const int channels = g.channels;
+    const double chunk = run->bytes() / (static_cast<double>(channels) * p);
+    std::vector<StepPlan> plans;
+    for (int c = 0; c < channels; ++c) {
+      StepPlan plan;
+      for (const auto& members : g.node_members) {
+        const auto m = static_cast<int>(members.size());
+        for (int i = 0; i < m; ++i) plan.ranks.push_back(members[static_cast<std::size_t>((i + c) % m)]);
+      }
+      plan.steps = ring_steps(run->call().kind, p);
+      plan.send_to = [p](int, int pos) { return (pos + 1) % p; };
+      plan.bytes = [chunk](int) { return chunk; };
+      plans.push_back(std::move(plan));
+    }
+    run_step_plans(run, std::move(plans), [run] { run->finish(); });
+  }
+
+  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) const override {
+    const double n = call.bytes, p = g.size;
+    Time step{};
+    if (g.max_per_node > 1) step = hop_time(g, costs, false, n / p);
+    if (g.multi_node()) step = std::max(step, hop_time(g, costs, true, n / (g.channels * p)));
+    return costs.base_latency + static_cast<std::int64_t>(ring_steps(call.kind, g.size)) * step;
+  }
+};
+
+}  // namespace
+
+AlgorithmInfo ring_algorithm() {
+  return {"ring",
+          "ring reduce-scatter / all-gather, all-reduce = reduce-scatter + all-gather; one ring per NIC across nodes",
+          {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter, CollectiveKind::all_gather},
+          [](const GroupShape&) { return true; },
+          [] { return std::make_unique<Ring>(); }};
+}
+
+}  // namespace spsim::sim

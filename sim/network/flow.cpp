@@ -1,0 +1,129 @@
+// FlowNetwork: incremental max-min fair sharing on the affected connected component.
+#include "sim/network/flow.hpp"
+
+#include <cmath>
+
+namespace spsim::sim {
+
+FlowNetwork::FlowNetwork(Engine& engine, const Cluster& cluster)
+    : engine_(engine),
+      cluster_(cluster),
+      link_flows_(cluster.num_links()),
+      capacity_(cluster.num_links()),
+      link_mark_(cluster.num_links(), 0),
+      local_index_(cluster.num_links(), -1) {
+  for (std::size_t l = 0; l < capacity_.size(); ++l) capacity_[l] = cluster.link(static_cast<LinkId>(l)).capacity_Bps;
+}
+
+void FlowNetwork::transfer(DeviceId src, DeviceId dst, double bytes, Done done, const TransferOptions& options) {
+  ++stats_.transfers;
+  const Route& route = cluster_.route(src, dst);
+  const double wire = bytes / options.efficiency;
+  const Time latency = route.latency + options.extra_latency;
+  if (route.links.empty() || wire <= 0) {
+    engine_.schedule_after(latency, std::move(done));
+    return;
+  }
+  const std::vector<LinkId>* links = &route.links;
+  engine_.schedule_after(latency, [this, links, wire, done = std::move(done)]() mutable {
+    start_flow(links, wire, std::move(done));
+  });
+}
+
+void FlowNetwork::start_flow(const std::vector<LinkId>* links, double wire_bytes, Done done) {
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(flows_.size());
+    flows_.emplace_back();
+    flow_mark_.push_back(0);
+  }
+  Flow& f = flows_[slot];
+  f.links = links;
+  f.remaining = wire_bytes;
+  f.rate = 0;  // forces a schedule in recompute()
+  f.updated = engine_.now();
+  f.active = true;
+  f.done = std::move(done);
+  ++active_;
+  for (LinkId l : *links) link_flows_[static_cast<std::size_t>(l)].push_back(slot);
+  recompute(*links);
+}
+
+void FlowNetwork::complete(std::uint32_t slot, std::uint32_t generation) {
+  Flow& f = flows_[slot];
+  if (!f.active || f.generation != generation) return;  // rescheduled since
+  f.active = false;
+  --active_;
+  for (LinkId l : *f.links) {
+    auto& list = link_flows_[static_cast<std::size_t>(l)];
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (list[i] == slot) {
+        list[i] = list.back();
+        list.pop_back();
+        break;
+      }
+  }
+  Done done = std::move(f.done);
+  const std::vector<LinkId>& seeds = *f.links;
+  free_slots_.push_back(slot);
+  recompute(seeds);  // the freed bandwidth goes to the flows that shared links with this one
+  done();
+}
+
+// Breadth-first over links -> flows -> links from the seeds.
+void FlowNetwork::collect_component(const std::vector<LinkId>& seeds) {
+  ++epoch_;
+  comp_links_.clear();
+  comp_flows_.clear();
+  for (LinkId l : seeds)
+    if (link_mark_[static_cast<std::size_t>(l)] != epoch_) {
+      link_mark_[static_cast<std::size_t>(l)] = epoch_;
+      comp_links_.push_back(l);
+    }
+  for (std::size_t i = 0; i < comp_links_.size(); ++i)
+    for (std::uint32_t s : link_flows_[static_cast<std::size_t>(comp_links_[i])]) {
+      if (flow_mark_[s] == epoch_) continue;
+      flow_mark_[s] = epoch_;
+      comp_flows_.push_back(s);
+      for (LinkId l : *flows_[s].links)
+        if (link_mark_[static_cast<std::size_t>(l)] != epoch_) {
+          link_mark_[static_cast<std::size_t>(l)] = epoch_;
+          comp_links_.push_back(l);
+        }
+    }
+}
+
+void FlowNetwork::recompute(const std::vector<LinkId>& seeds) {
+  collect_component(seeds);
+  if (comp_flows_.empty()) return;
+  comp_capacity_.clear();
+  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
+    local_index_[static_cast<std::size_t>(comp_links_[i])] = static_cast<int>(i);
+    comp_capacity_.push_back(capacity_[static_cast<std::size_t>(comp_links_[i])]);
+  }
+  offsets_.assign(1, 0);
+  local_links_.clear();
+  for (std::uint32_t s : comp_flows_) {
+    for (LinkId l : *flows_[s].links) local_links_.push_back(local_index_[static_cast<std::size_t>(l)]);
+    offsets_.push_back(static_cast<int>(local_links_.size()));
+  }
+  solver_.solve(comp_capacity_, offsets_, local_links_, rates_);
+  const Time now = engine_.now();
+  for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
+    const std::uint32_t slot = comp_flows_[i];
+    Flow& f = flows_[slot];
+    if (rates_[i] == f.rate) continue;  // its scheduled completion still holds
+    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.updated).seconds());
+    f.updated = now;
+    f.rate = rates_[i];
+    ++f.generation;
+    ++stats_.rate_changes;
+    const std::uint32_t gen = f.generation;
+    engine_.schedule_at(now + Time::from_seconds(f.remaining / f.rate), [this, slot, gen] { complete(slot, gen); });
+  }
+}
+
+}  // namespace spsim::sim

@@ -1,0 +1,62 @@
+// FlowNetwork: flow-level model with max-min fair sharing, recomputed per affected component.
+#pragma once
+
+#include <vector>
+
+#include "sim/network/max_min.hpp"
+#include "sim/network/network.hpp"
+
+namespace spsim::sim {
+
+// SimGrid's flow-level model without its TCP correction factors: a transfer waits out its latency,
+// then joins the set of active flows; link bandwidth is shared max-min fairly (max_min.hpp). When a
+// flow starts or ends only the flows connected to it through shared links (its connected component
+// in the flow-link graph) have their rates recomputed; each flow's completion is rescheduled only
+// if its rate changed.
+class FlowNetwork final : public Network {
+ public:
+  FlowNetwork(Engine& engine, const Cluster& cluster);
+  void transfer(DeviceId src, DeviceId dst, double bytes, Done done, const TransferOptions& options) override;
+  [[nodiscard]] std::size_t active_flows() const override { return active_; }
+  [[nodiscard]] NetworkMode mode() const override { return NetworkMode::flow; }
+  [[nodiscard]] const NetworkStats& stats() const override { return stats_; }
+  [[nodiscard]] const Cluster& cluster() const override { return cluster_; }
+  [[nodiscard]] Engine& engine() override { return engine_; }
+
+ private:
+  struct Flow {
+    const std::vector<LinkId>* links = nullptr;  // owned by the cluster's route cache
+    double remaining = 0;                        // wire bytes left as of `updated`
+    double rate = 0;                             // bytes per second
+    Time updated{};
+    std::uint32_t generation = 0;  // bumps on every reschedule; stale completion events carry an old one
+    bool active = false;
+    Done done;
+  };
+
+  void start_flow(const std::vector<LinkId>* links, double wire_bytes, Done done);
+  void complete(std::uint32_t slot, std::uint32_t generation);
+  void recompute(const std::vector<LinkId>& seeds);
+  void collect_component(const std::vector<LinkId>& seeds);
+
+  Engine& engine_;
+  const Cluster& cluster_;
+  std::vector<std::vector<std::uint32_t>> link_flows_;  // active flow slots per link
+  std::vector<double> capacity_;
+  std::vector<Flow> flows_;
+  std::vector<std::uint32_t> free_slots_;
+  std::size_t active_ = 0;
+  NetworkStats stats_;
+  // Scratch for component collection and solving (reused).
+  std::vector<std::uint64_t> link_mark_, flow_mark_;
+  std::uint64_t epoch_ = 0;
+  std::vector<LinkId> comp_links_;
+  std::vector<std::uint32_t> comp_flows_;
+  std::vector<int> local_index_;
+  std::vector<double> comp_capacity_;
+  std::vector<int> offsets_, local_links_;
+  std::vector<double> rates_;
+  MaxMinSolver solver_;
+};
+
+}  // namespace spsim::sim

@@ -1,0 +1,4 @@
+# test_gpu exits 77 when there is no GPU or no CUDA build: ctest reports it as skipped, not passed.
+# nosan: the CUDA runtime and ASan's shadow memory do not mix.
+add_test(NAME gpu COMMAND test_gpu)
+set_tests_properties(gpu PROPERTIES SKIP_RETURN_CODE 77 LABELS "gpu;nosan")

@@ -1,0 +1,131 @@
+// Tests of the Collectives API: validation errors, the auto tuner, results and concurrency.
+#include <doctest/doctest.h>
+
+#include "runtime/error.hpp"
+#include "sim/collectives/collectives.hpp"
+#include "topologies.hpp"
+
+using namespace spsim::sim;
+
+namespace {
+
+std::string where_of(const Cluster& cluster, CollectiveCall call) {
+  Engine engine;
+  auto net = make_network(NetworkMode::flow, engine, cluster);
+  Collectives coll(*net);
+  try {
+    coll.start(call, [](const CollectiveResult&) {});
+  } catch (const spsim::InputError& e) {
+    return e.where() + ": " + e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("bad algorithm or protocol names are input errors that list the choices") {
+  const Cluster a100(preset_cluster("dgx-a100"));
+  const auto g = a100.gpus();
+  auto call = [&](CollectiveKind k, std::string algo, std::string proto = "auto") {
+    return CollectiveCall{k, g, 1024, std::move(algo), std::move(proto), 1};
+  };
+  auto err = where_of(a100, call(CollectiveKind::all_reduce, "bogus"));
+  CHECK(err.rfind("algorithm:", 0) == 0);
+  CHECK(err.find("ring, tree, nvls, halving_doubling, hierarchical, auto") != std::string::npos);
+  CHECK(where_of(a100, call(CollectiveKind::all_to_all, "ring")).find("does not implement all_to_all") != std::string::npos);
+  CHECK(where_of(a100, call(CollectiveKind::all_reduce, "nvls")).find("NVLS") != std::string::npos);
+  CHECK(where_of(a100, call(CollectiveKind::all_reduce, "hierarchical")).find("single node") != std::string::npos);
+  CHECK(where_of(a100, call(CollectiveKind::all_reduce, "ring", "ll256")).rfind("protocol:", 0) == 0);
+  const Cluster h100(preset_cluster("dgx-h100"));
+  CHECK(where_of(h100, CollectiveCall{CollectiveKind::all_reduce, h100.gpus(), 1024, "nvls", "ll", 1})
+            .rfind("protocol:", 0) == 0);
+  std::vector<DeviceId> three(g.begin(), g.begin() + 3);
+  CHECK(where_of(a100, CollectiveCall{CollectiveKind::all_reduce, three, 1024, "halving_doubling", "auto", 1})
+            .find("power-of-two") != std::string::npos);
+  std::vector<DeviceId> dup{g[0], g[0]};
+  CHECK(where_of(a100, CollectiveCall{CollectiveKind::all_reduce, dup, 1024, "ring", "auto", 1}).rfind("ranks:", 0) == 0);
+  std::vector<DeviceId> not_gpu{g[0], 0};  // device 0 of a single-node preset is its NVSwitch
+  CHECK(a100.device(0).kind == DeviceKind::nvswitch);
+  CHECK(where_of(a100, CollectiveCall{CollectiveKind::all_reduce, not_gpu, 1024, "ring", "auto", 1}).rfind("ranks:", 0) == 0);
+}
+
+TEST_CASE("auto picks NVLS on H100 for large all-reduce, ring Simple on A100, LL for tiny messages") {
+  const Cluster h100(preset_cluster("dgx-h100")), a100(preset_cluster("dgx-a100"));
+  Engine e1, e2;
+  auto n1 = make_network(NetworkMode::flow, e1, h100);
+  auto n2 = make_network(NetworkMode::flow, e2, a100);
+  Collectives c1(*n1), c2(*n2);
+  const double gib = 1 << 30;
+  CHECK(c1.choose({CollectiveKind::all_reduce, h100.gpus(), gib, "auto", "auto", 1}).algorithm == "nvls");
+  const auto big = c2.choose({CollectiveKind::all_reduce, a100.gpus(), gib, "auto", "auto", 1});
+  CHECK(big.algorithm == "ring");
+  CHECK(big.protocol == Protocol::simple);
+  // 1 KiB: LL's 0.6 us steps beat Simple's calibrated 9 us ones; bandwidth hardly matters.
+  CHECK(c2.choose({CollectiveKind::all_reduce, a100.gpus(), 1024, "auto", "auto", 1}).protocol == Protocol::ll);
+  // Trees are NCCL's inter-node algorithm: never tuned inside one node.
+  CHECK(c2.choose({CollectiveKind::all_reduce, a100.gpus(), 1024, "auto", "auto", 1}).algorithm == "ring");
+}
+
+TEST_CASE("the tuner's ring estimate equals the uncontended simulation") {
+  // Estimate: base + S (step + route latency + n/(P eff B)); the simulation rounds each step's
+  // transfer time to the picosecond separately, so they agree within S ps.
+  const Cluster a100(preset_cluster("dgx-a100"));
+  Engine e;
+  auto net = make_network(NetworkMode::flow, e, a100);
+  Collectives coll(*net);
+  for (double n : {0.0, 1e3, 1e6, 1e9})
+    for (const char* proto : {"simple", "ll", "ll128"}) {
+      CAPTURE(n);
+      CAPTURE(proto);
+      const CollectiveCall call{CollectiveKind::all_reduce, a100.gpus(), n, "ring", proto, 1};
+      const auto predicted = coll.choose(call).predicted;
+      const auto simulated = simulate_collective(a100, NetworkMode::flow, call).duration();
+      CHECK(std::llabs((predicted - simulated).count_ps()) <= 14);
+    }
+}
+
+TEST_CASE("results: per-rank finish times and bytes, one-rank groups, concurrent collectives contend") {
+  const Cluster a100(preset_cluster("dgx-a100"));
+  const auto g = a100.gpus();
+  Engine engine;
+  auto net = make_network(NetworkMode::flow, engine, a100);
+  Collectives coll(*net);
+  std::vector<CollectiveResult> results;
+  auto keep = [&](const CollectiveResult& r) { results.push_back(r); };
+  coll.start({CollectiveKind::all_reduce, {g[0]}, 1e6, "auto", "auto", 1}, keep);
+  engine.run();
+  REQUIRE(results.size() == 1);
+  CHECK(results[0].duration() == Time{});
+  // Alone, an all-gather of 1 GB on ranks 0-3 takes T; two of them on the same GPUs at once share
+  // every port, so each takes about 2T (the latency part does not double).
+  const std::vector<DeviceId> four(g.begin(), g.begin() + 4);
+  const CollectiveCall ag{CollectiveKind::all_gather, four, 1e9, "ring", "simple", 1};
+  const Time alone = simulate_collective(a100, NetworkMode::flow, ag).duration();
+  results.clear();
+  coll.start(ag, keep);
+  coll.start(ag, keep);
+  engine.run();
+  REQUIRE(results.size() == 2);
+  for (const auto& r : results) {
+    CHECK(r.duration().seconds() > 1.9 * alone.seconds());
+    CHECK(r.duration().seconds() < 2.0 * alone.seconds());
+    for (std::size_t i = 0; i < 4; ++i) {
+      CHECK(r.rank_finish[i] <= r.finish);
+      CHECK(r.rank_finish[i] > r.start);
+      CHECK(r.bytes_sent[i] == doctest::Approx(3 * 1e9 / 4));
+    }
+  }
+}
+
+TEST_CASE("send() adds the protocol's base and step latency to a point-to-point transfer") {
+  const Cluster a100(preset_cluster("dgx-a100"));
+  const auto g = a100.gpus();
+  Engine engine;
+  auto net = make_network(NetworkMode::flow, engine, a100);
+  Collectives coll(*net);
+  Time arrived{};
+  coll.send(g[0], g[1], 0, Protocol::simple, [&] { arrived = engine.now(); });
+  engine.run();
+  const auto& t = a100.config().tuning.protocols[static_cast<std::size_t>(Protocol::simple)];
+  CHECK(arrived == t.ring_base_latency + t.step_latency[0] + a100.route(g[0], g[1]).latency);
+}

@@ -1,0 +1,225 @@
+// Collective algorithms against their α-β closed forms on an uncontended uniform topology.
+//
+// Topology: P GPUs on one full-bisection switch, every link B bytes/s with latency λ per hop, so a
+// GPU-to-GPU route has latency 2λ and bandwidth B. Protocol: no base latency, per-step latency s,
+// efficiency 1 (testing::plain_protocols). Then each step costs α = s + 2λ plus bytes × β, β = 1/B.
+//
+// The clock counts integer picoseconds. With β = 6 ps/byte, α = 4 µs and n ∈ {0, 1 KiB, 1 GiB},
+// n β / P is a whole number of picoseconds for every P tested (6 · 1024 / 3 = 2048, ...), so the
+// simulated time must equal the closed form to 1e-9 relative (in fact exactly). A second case with
+// arbitrary α, β bounds the integer clock's rounding: at most 1/2 ps per step.
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cmath>
+
+#include "runtime/error.hpp"
+#include "sim/collectives/collectives.hpp"
+#include "topologies.hpp"
+
+using namespace spsim::sim;
+
+namespace {
+
+struct Setup {
+  double beta_ps;  // picoseconds per byte
+  Time hop;        // λ
+  Time step;       // s
+};
+
+CollectiveResult run_one(const Cluster& cluster, const ProtocolTable& table, CollectiveKind kind, double bytes,
+                         const std::string& algo, NetworkMode mode = NetworkMode::flow) {
+  Engine engine;
+  auto network = make_network(mode, engine, cluster);
+  Collectives coll(*network, table);
+  CollectiveResult out;
+  bool done = false;
+  coll.start(CollectiveCall{kind, cluster.gpus(), bytes, algo, "simple", 1}, [&](const CollectiveResult& r) {
+    out = r;
+    done = true;
+  });
+  engine.run();
+  REQUIRE(done);
+  return out;
+}
+
+constexpr int kSizes[] = {2, 3, 4, 8, 16, 64};
+constexpr double kBytes[] = {0, 1024, 1073741824};
+
+// Closed forms (DESIGN.md §6), times in picoseconds.
+double ring_all_reduce(int p, double a, double n, double b) { return 2.0 * (p - 1) * (a + n * b / p); }
+double ring_half(int p, double a, double n, double b) { return (p - 1) * (a + n * b / p); }  // RS, AG, pairwise A2A
+
+struct Case {
+  CollectiveKind kind;
+  const char* algo;
+  double (*formula)(int, double, double, double);
+  double sent_factor;  // bytes each rank sends, in units of (P-1) n / P
+};
+const Case kCases[] = {
+    {CollectiveKind::all_reduce, "ring", ring_all_reduce, 2},
+    {CollectiveKind::reduce_scatter, "ring", ring_half, 1},
+    {CollectiveKind::all_gather, "ring", ring_half, 1},
+    {CollectiveKind::all_to_all, "pairwise", ring_half, 1},
+};
+
+void check_closed_forms(const Setup& s, double rel_tol, bool bound_by_rounding) {
+  const double bw = 1e12 / s.beta_ps;
+  const double alpha = static_cast<double>((s.step + 2 * s.hop).count_ps());
+  for (int p : kSizes) {
+    const Cluster cluster(testing::star_cluster(p, bw, s.hop));
+    const auto table = testing::plain_protocols(s.step);
+    for (double n : kBytes)
+      for (const Case& c : kCases) {
+        CAPTURE(p);
+        CAPTURE(n);
+        CAPTURE(collective_kind_name(c.kind));
+        const auto r = run_one(cluster, table, c.kind, n, c.algo);
+        const double expected = c.formula(p, alpha, n, s.beta_ps);
+        const double got = static_cast<double>(r.duration().count_ps());
+        if (bound_by_rounding) {
+          const double steps = c.kind == CollectiveKind::all_reduce ? 2.0 * (p - 1) : p - 1.0;
+          CHECK(std::abs(got - expected) <= 0.5 * steps + 1e-6);
+        } else {
+          CHECK(std::abs(got - expected) <= rel_tol * expected);
+        }
+        for (double sent : r.bytes_sent) CHECK(sent == doctest::Approx(c.sent_factor * (p - 1) * n / p));
+      }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ring and pairwise collectives equal the α-β closed forms to 1e-9") {
+  check_closed_forms(Setup{6.0, Time::from_us(1), Time::from_us(2)}, 1e-9, false);
+}
+
+TEST_CASE("with arbitrary α and β the integer clock adds at most 1/2 ps per step") {
+  check_closed_forms(Setup{10.0 / 1.7, Time::ps(700'123), Time::ps(1'300'457)}, 0, true);
+}
+
+TEST_CASE("the analytical network gives the same uncontended ring times") {
+  const Cluster cluster(testing::star_cluster(8, 1e12 / 6, Time::from_us(1)));
+  const auto table = testing::plain_protocols(Time::from_us(2));
+  for (double n : kBytes) {
+    const auto flow = run_one(cluster, table, CollectiveKind::all_reduce, n, "ring", NetworkMode::flow);
+    const auto ana = run_one(cluster, table, CollectiveKind::all_reduce, n, "ring", NetworkMode::analytical);
+    CHECK(flow.duration() == ana.duration());
+  }
+}
+
+TEST_CASE("recursive halving-doubling: log2(P) α + (P-1) n β / P per half") {
+  const double beta = 6;
+  const Time hop = Time::from_us(1), step = Time::from_us(2);
+  const double alpha = 4e6;
+  for (int p : {2, 4, 8, 16, 64}) {
+    const Cluster cluster(testing::star_cluster(p, 1e12 / beta, hop));
+    const auto table = testing::plain_protocols(step);
+    const double lg = std::log2(p);
+    for (double n : kBytes) {
+      CAPTURE(p);
+      CAPTURE(n);
+      const double half = lg * alpha + (p - 1) * n * beta / p;
+      CHECK(static_cast<double>(run_one(cluster, table, CollectiveKind::reduce_scatter, n, "halving_doubling")
+                                    .duration()
+                                    .count_ps()) == doctest::Approx(half).epsilon(1e-9));
+      CHECK(static_cast<double>(run_one(cluster, table, CollectiveKind::all_gather, n, "halving_doubling")
+                                    .duration()
+                                    .count_ps()) == doctest::Approx(half).epsilon(1e-9));
+      CHECK(static_cast<double>(run_one(cluster, table, CollectiveKind::all_reduce, n, "halving_doubling")
+                                    .duration()
+                                    .count_ps()) == doctest::Approx(2 * half).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("direct all-to-all shares each port: α + (P-1) n β / P; sendrecv: α + n β") {
+  const double beta = 6, alpha = 4e6;
+  for (int p : {2, 3, 8, 16}) {
+    const Cluster cluster(testing::star_cluster(p, 1e12 / beta, Time::from_us(1)));
+    const auto table = testing::plain_protocols(Time::from_us(2));
+    for (double n : kBytes) {
+      CAPTURE(p);
+      CAPTURE(n);
+      const auto a2a = run_one(cluster, table, CollectiveKind::all_to_all, n, "direct");
+      CHECK(static_cast<double>(a2a.duration().count_ps()) ==
+            doctest::Approx(alpha + (p - 1) * n * beta / p).epsilon(1e-9));
+      const auto sr = run_one(cluster, table, CollectiveKind::sendrecv, n, "direct");
+      CHECK(static_cast<double>(sr.duration().count_ps()) == doctest::Approx(alpha + n * beta).epsilon(1e-9));
+      for (double sent : sr.bytes_sent) CHECK(sent == n);
+    }
+  }
+}
+
+TEST_CASE("NVLS: s + λ + n (P+1) / (P × efficiency × B)") {
+  const double beta = 6;
+  const Time hop = Time::from_us(1), step = Time::from_us(2);
+  for (int p : {2, 4, 8}) {
+    const Cluster cluster(testing::star_cluster(p, 1e12 / beta, hop, DeviceKind::nvswitch, true));
+    const auto table = testing::plain_protocols(step);
+    for (double n : kBytes) {
+      CAPTURE(p);
+      CAPTURE(n);
+      // Efficiency 5/6 makes the transfer time fractional: one rounding to the picosecond.
+      const double expected = 3e6 + n * (p + 1) / p * beta / table.nvls_efficiency;
+      const auto r = run_one(cluster, table, CollectiveKind::all_reduce, n, "nvls");
+      CHECK(std::abs(static_cast<double>(r.duration().count_ps()) - expected) <= 0.5);
+      for (double sent : r.bytes_sent) CHECK(sent == doctest::Approx(n * (p + 1) / p));
+    }
+  }
+}
+
+TEST_CASE("tree on one node is a chain: latency 2 (P-1) α; every rank's halves go up and down") {
+  // One node: both trees are chains of the P ranks (NCCL's intra-node tree), so a zero-byte
+  // all-reduce is P-1 hops up and P-1 down.
+  const double beta = 6, alpha = 4e6;
+  for (int p : {2, 3, 4, 7, 8, 16}) {
+    const Cluster cluster(testing::star_cluster(p, 1e12 / beta, Time::from_us(1)));
+    const auto table = testing::plain_protocols(Time::from_us(2));
+    CAPTURE(p);
+    const auto zero = run_one(cluster, table, CollectiveKind::all_reduce, 0, "tree");
+    CHECK(static_cast<double>(zero.duration().count_ps()) == 2 * (p - 1) * alpha);
+    // Each tree reduces n/2 up its P-1 edges and broadcasts n/2 down them: 2 (P-1) n in all.
+    const double n = 64.0 * 1024 * 1024;
+    const auto big = run_one(cluster, table, CollectiveKind::all_reduce, n, "tree");
+    double total = 0;
+    for (double s : big.bytes_sent) total += s;
+    CHECK(total == doctest::Approx(2.0 * (p - 1) * n));
+    // Bounds: every port carries at least n per direction (n/2 up and n/2 down per tree, one of
+    // them in each direction of a chain link... both trees together: >= n); the unpipelined
+    // chain, 2 (P-1) hops each moving n through a port, is an upper bound.
+    const double t = static_cast<double>(big.duration().count_ps());
+    CHECK(t >= n * beta);
+    CHECK(t <= 2 * (p - 1) * (alpha + n * beta));
+  }
+}
+
+TEST_CASE("tree across nodes: zero bytes cost 2 ((L-1) α_intra + floor(log2 N) α_inter)") {
+  const Time step = Time::from_us(2);
+  const auto table = testing::plain_protocols(step);
+  for (int nodes : {2, 3, 4, 5}) {
+    const Cluster cluster(preset_cluster("dgx-a100", nodes));
+    const auto& g = cluster.gpus();
+    const double a_intra = static_cast<double>((step + cluster.route(g[0], g[1]).latency).count_ps());
+    const double a_inter = static_cast<double>((step + cluster.route(g[0], g[8]).latency).count_ps());
+    const int levels = std::bit_width(static_cast<unsigned>(nodes)) - 1;
+    CAPTURE(nodes);
+    const auto r = run_one(cluster, table, CollectiveKind::all_reduce, 0, "tree");
+    CHECK(static_cast<double>(r.duration().count_ps()) == 2 * (7 * a_intra + levels * a_inter));
+  }
+}
+
+TEST_CASE("hierarchical all-reduce of 0 bytes: 2 (L-1) α_intra + 2 (N-1) α_inter") {
+  const Cluster cluster(preset_cluster("dgx-a100", 3));
+  const Time step = Time::from_us(2);
+  const auto table = testing::plain_protocols(step);
+  const auto& g = cluster.gpus();
+  const double a_intra = static_cast<double>((step + cluster.route(g[0], g[1]).latency).count_ps());
+  const double a_inter = static_cast<double>((step + cluster.route(g[0], g[8]).latency).count_ps());
+  const auto r = run_one(cluster, table, CollectiveKind::all_reduce, 0, "hierarchical");
+  CHECK(static_cast<double>(r.duration().count_ps()) == 2 * 7 * a_intra + 2 * 2 * a_inter);
+  // With data every rank sends RS + AG: 2 (L-1) n / L inside the node, plus 2 (N-1)/N of its n/L shard.
+  const double n = 8.0 * 1024 * 1024;
+  const auto big = run_one(cluster, table, CollectiveKind::all_reduce, n, "hierarchical");
+  for (double s : big.bytes_sent) CHECK(s == doctest::Approx(2.0 * 7 * n / 8 + 2.0 * 2 / 3 * n / 8));
+}

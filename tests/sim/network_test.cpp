@@ -1,0 +1,136 @@
+// Tests of the flow-level network (max-min sharing over time) and the analytical model, on small
+// explicit topologies with hand-derived completion times.
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "sim/network/network.hpp"
+#include "topologies.hpp"
+
+using namespace spsim::sim;
+
+namespace {
+
+struct Fixture {
+  explicit Fixture(int p, double bw = 10e9, Time hop = Time{}, NetworkMode mode = NetworkMode::flow)
+      : cluster(testing::star_cluster(p, bw, hop)), network(make_network(mode, engine, cluster)) {}
+  DeviceId gpu(int i) const { return cluster.gpus()[static_cast<std::size_t>(i)]; }
+  // Starts a transfer at `at` and records its arrival time under `name`.
+  void send_at(Time at, int from, int to, double bytes, const std::string& name, TransferOptions opt = {}) {
+    engine.schedule_at(at, [=, this] {
+      network->transfer(gpu(from), gpu(to), bytes, [this, name] { arrived[name] = engine.now(); }, opt);
+    });
+  }
+  Engine engine;
+  Cluster cluster;
+  std::unique_ptr<Network> network;
+  std::map<std::string, Time> arrived;
+};
+
+constexpr double GB = 1e9;
+
+}  // namespace
+
+TEST_CASE("a lone flow takes route latency plus bytes over bandwidth") {
+  // 2 hops of 1 us each, 10 GB/s: 1 GB arrives at 2 us + 0.1 s.
+  Fixture f(2, 10 * GB, Time::from_us(1));
+  f.send_at(Time{}, 0, 1, 1 * GB, "a");
+  f.engine.run();
+  CHECK(f.arrived["a"] == Time::from_us(2) + Time::from_seconds(0.1));
+}
+
+TEST_CASE("two flows into one GPU share its downlink") {
+  // g0 -> g2 and g1 -> g2 both cross sw -> g2 (10 GB/s): 5 GB/s each, 1 GB each takes 0.2 s.
+  Fixture f(3);
+  f.send_at(Time{}, 0, 2, 1 * GB, "a");
+  f.send_at(Time{}, 1, 2, 1 * GB, "b");
+  f.engine.run();
+  CHECK(f.arrived["a"] == Time::from_seconds(0.2));
+  CHECK(f.arrived["b"] == Time::from_seconds(0.2));
+}
+
+TEST_CASE("a finishing flow frees bandwidth for the others") {
+  // 1 GB and 3 GB share g0's uplink (10 GB/s) to different receivers: 5 GB/s each, so the 1 GB
+  // flow ends at 0.2 s; the 3 GB flow has 3 - 1 = 2 GB left, now alone at 10 GB/s: +0.2 s = 0.4 s.
+  Fixture f(3);
+  f.send_at(Time{}, 0, 1, 1 * GB, "small");
+  f.send_at(Time{}, 0, 2, 3 * GB, "big");
+  f.engine.run();
+  CHECK(f.arrived["small"] == Time::from_seconds(0.2));
+  CHECK(f.arrived["big"] == Time::from_seconds(0.4));
+}
+
+TEST_CASE("a flow joining later slows the running one from then on") {
+  // A: 2 GB from t=0 alone at 10 GB/s -> 1 GB left at t=0.1 s, when B (1 GB, same uplink) joins.
+  // Both at 5 GB/s: each needs 0.2 s more -> both end at 0.3 s.
+  Fixture f(3);
+  f.send_at(Time{}, 0, 1, 2 * GB, "a");
+  f.send_at(Time::from_seconds(0.1), 0, 2, 1 * GB, "b");
+  f.engine.run();
+  CHECK(f.arrived["a"] == Time::from_seconds(0.3));
+  CHECK(f.arrived["b"] == Time::from_seconds(0.3));
+}
+
+TEST_CASE("flows with different bottlenecks on a topology") {
+  // Links are 10 GB/s. Three flows leave g0 (to g1, g2, g3) and g4 sends to g1.
+  // Fair shares: g0's uplink 10/3 = 3.33 (3 flows), sw->g1 10/2 = 5, others 10 -> g0's uplink is
+  // the bottleneck: its three flows get 3.33. sw->g1 has 10 - 3.33 = 6.67 left for g4->g1.
+  // 1 GB each: g4->g1 ends at 1 / 6.67 = 0.15 s. The g0 flows then have 0.5 GB left and stay
+  // bottlenecked on g0's uplink at 3.33, so they end at 0.15 + 0.15 = 0.3 s.
+  Fixture f(5);
+  for (int d = 1; d <= 3; ++d) f.send_at(Time{}, 0, d, 1 * GB, "from0to" + std::to_string(d));
+  f.send_at(Time{}, 4, 1, 1 * GB, "from4");
+  f.engine.run();
+  CHECK(f.arrived["from4"] == Time::from_seconds(0.15));
+  for (int d = 1; d <= 3; ++d) CHECK(f.arrived["from0to" + std::to_string(d)] == Time::from_seconds(0.3));
+}
+
+TEST_CASE("efficiency and extra latency of a transfer") {
+  // 1 GB at efficiency 0.5 on 10 GB/s: 0.2 s, plus 3 us extra latency.
+  Fixture f(2);
+  f.send_at(Time{}, 0, 1, 1 * GB, "a", TransferOptions{Time::from_us(3), 0.5});
+  f.engine.run();
+  CHECK(f.arrived["a"] == Time::from_us(3) + Time::from_seconds(0.2));
+}
+
+TEST_CASE("zero bytes and same-device transfers cost only latency") {
+  Fixture f(2, 10 * GB, Time::from_us(1));
+  f.send_at(Time{}, 0, 1, 0, "zero");
+  f.send_at(Time{}, 0, 0, 1 * GB, "self", TransferOptions{Time::from_us(5), 1});
+  f.engine.run();
+  CHECK(f.arrived["zero"] == Time::from_us(2));
+  CHECK(f.arrived["self"] == Time::from_us(5));
+}
+
+TEST_CASE("the analytical model ignores contention and matches the flow model alone") {
+  // Two flows into g2: the flow model shares (0.2 s), the analytical one does not (0.1 s each).
+  Fixture a(3, 10 * GB, Time::from_us(1), NetworkMode::analytical);
+  a.send_at(Time{}, 0, 2, 1 * GB, "a");
+  a.send_at(Time{}, 1, 2, 1 * GB, "b");
+  a.engine.run();
+  CHECK(a.arrived["a"] == Time::from_us(2) + Time::from_seconds(0.1));
+  CHECK(a.arrived["b"] == Time::from_us(2) + Time::from_seconds(0.1));
+  Fixture f(3, 10 * GB, Time::from_us(1));
+  f.send_at(Time{}, 0, 2, 1 * GB, "a");
+  f.engine.run();
+  CHECK(f.arrived["a"] == a.arrived["a"]);
+}
+
+TEST_CASE("many flows arriving over time leave no active flow behind") {
+  Fixture f(8);
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j)
+      if (i != j) f.send_at(Time::ps(1000 * ((i * 7 + j) % 5)), i, j, 1e6 * (1 + (i + j) % 3), std::to_string(i * 8 + j));
+  f.engine.run();
+  CHECK(f.arrived.size() == 56);
+  CHECK(f.network->active_flows() == 0);
+  // Capacity bound: g0's uplink (10 GB/s) carried all of g0's bytes, so its last flow cannot
+  // arrive before (their sum) / 10 GB/s.
+  Time last_from0{};
+  double bytes_from0 = 0;
+  for (int j = 1; j < 8; ++j) {
+    last_from0 = std::max(last_from0, f.arrived[std::to_string(j)]);
+    bytes_from0 += 1e6 * (1 + j % 3);
+  }
+  CHECK(last_from0 >= Time::from_seconds(bytes_from0 / 10e9));
+}

@@ -1,0 +1,82 @@
+// Tests of the NCCL protocol layer: the published constants and efficiency rules
+// (shared/data/hardware-and-measurements.md, "NCCL's own model"), and tuning overrides.
+#include <doctest/doctest.h>
+
+#include "runtime/error.hpp"
+#include "sim/collectives/protocol.hpp"
+
+using namespace spsim::sim;
+
+TEST_CASE("NCCL 2.20 latencies: base and per-step, per protocol and link class") {
+  const auto t = nccl_protocol_table();
+  auto costs = [&](Protocol p, AlgorithmFamily f) {
+    return resolve_protocol(t, p, f, CollectiveKind::all_reduce, false, 8);
+  };
+  // Ring base (LL / LL128 / Simple) 6.6 / 14.0 / 8.4 us; tree 6.8 / 14.0 / 0.
+  CHECK(costs(Protocol::ll, AlgorithmFamily::ring).base_latency == Time::from_us(6.6));
+  CHECK(costs(Protocol::ll128, AlgorithmFamily::ring).base_latency == Time::from_us(14.0));
+  CHECK(costs(Protocol::simple, AlgorithmFamily::ring).base_latency == Time::from_us(8.4));
+  CHECK(costs(Protocol::ll, AlgorithmFamily::tree).base_latency == Time::from_us(6.8));
+  CHECK(costs(Protocol::simple, AlgorithmFamily::tree).base_latency == Time{});
+  // Per step: NVLink .6 / 1.9 / 3.4, PCIe 1.0 / 2.5 / 5.7, network 2.7 / 4.0 / 14.0.
+  const auto simple = costs(Protocol::simple, AlgorithmFamily::ring);
+  CHECK(simple.step(LinkClass::nvlink) == Time::from_us(3.4));
+  CHECK(simple.step(LinkClass::pcie) == Time::from_us(5.7));
+  CHECK(simple.step(LinkClass::network) == Time::from_us(14.0));
+  CHECK(costs(Protocol::ll, AlgorithmFamily::ring).step(LinkClass::network) == Time::from_us(2.7));
+  CHECK(costs(Protocol::ll128, AlgorithmFamily::ring).step(LinkClass::pcie) == Time::from_us(2.5));
+  // NVLS: 23 us over NVLink, 18 us over the network, Simple only.
+  const auto nvls = costs(Protocol::simple, AlgorithmFamily::nvls);
+  CHECK(nvls.step(LinkClass::nvlink) == Time::from_us(23));
+  CHECK(nvls.step(LinkClass::network) == Time::from_us(18));
+  CHECK(protocol_supported(AlgorithmFamily::nvls, Protocol::simple));
+  CHECK_FALSE(protocol_supported(AlgorithmFamily::nvls, Protocol::ll));
+  CHECK_FALSE(protocol_supported(AlgorithmFamily::nvls, Protocol::ll128));
+}
+
+TEST_CASE("NCCL's bandwidth efficiency rules") {
+  const auto t = nccl_protocol_table();
+  auto eff = [&](Protocol p, AlgorithmFamily f, CollectiveKind k, bool multi, int per_node) {
+    return resolve_protocol(t, p, f, k, multi, per_node).efficiency;
+  };
+  using K = CollectiveKind;
+  using F = AlgorithmFamily;
+  CHECK(eff(Protocol::simple, F::ring, K::all_gather, false, 8) == 1.0);
+  // LL: 1/4 for all-reduce or multi-node, else 1/3.
+  CHECK(eff(Protocol::ll, F::ring, K::all_reduce, false, 8) == doctest::Approx(0.25));
+  CHECK(eff(Protocol::ll, F::ring, K::all_gather, true, 8) == doctest::Approx(0.25));
+  CHECK(eff(Protocol::ll, F::ring, K::all_gather, false, 8) == doctest::Approx(1.0 / 3));
+  // LL128: 0.92, 0.7 with fewer than 2 GPUs per node.
+  CHECK(eff(Protocol::ll128, F::ring, K::all_reduce, true, 8) == doctest::Approx(0.92));
+  CHECK(eff(Protocol::ll128, F::ring, K::all_reduce, true, 1) == doctest::Approx(0.7));
+  // Tree: x0.92 on top of the protocol's.
+  CHECK(eff(Protocol::simple, F::tree, K::all_reduce, true, 8) == doctest::Approx(0.92));
+  CHECK(eff(Protocol::ll128, F::tree, K::all_reduce, true, 8) == doctest::Approx(0.92 * 0.92));
+  // NVLS: NCCL's algBw ratio 5/6.
+  CHECK(eff(Protocol::simple, F::nvls, K::all_reduce, false, 8) == doctest::Approx(5.0 / 6));
+}
+
+TEST_CASE("tuning overrides and their errors") {
+  auto t = nccl_protocol_table();
+  apply_tuning(t,
+               nlohmann::json{{"simple", {{"nvlink_step_latency_us", 9}}}, {"nvls", {{"nvlink_latency_us", 70}}},
+                              {"source", "test"}},
+               "cluster.tuning");
+  CHECK(resolve_protocol(t, Protocol::simple, AlgorithmFamily::ring, CollectiveKind::all_reduce, false, 8)
+            .step(LinkClass::nvlink) == Time::from_us(9));
+  CHECK(resolve_protocol(t, Protocol::ll, AlgorithmFamily::ring, CollectiveKind::all_reduce, false, 8)
+            .step(LinkClass::nvlink) == Time::from_us(0.6));  // untouched
+  CHECK(t.nvls_latency[0] == Time::from_us(70));
+  CHECK(t.source == "test");
+  auto where = [&](const nlohmann::json& j) {
+    try {
+      apply_tuning(t, j, "cluster.tuning");
+    } catch (const spsim::InputError& e) {
+      return e.where();
+    }
+    return std::string();
+  };
+  CHECK(where({{"ll512", {}}}) == "cluster.tuning.ll512");
+  CHECK(where({{"ll", {{"nvlink_step_latency_us", -1}}}}) == "cluster.tuning.ll.nvlink_step_latency_us");
+  CHECK(where({{"nvls", {{"efficiency", 0}}}}) == "cluster.tuning.nvls.efficiency");
+}
