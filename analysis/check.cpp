@@ -8,7 +8,6 @@
 #include <thread>
 
 #include "analysis/npy.hpp"
-#include "runtime/error.hpp"
 #include "analysis/table.hpp"
 #include "models/layer_params.hpp"
 #include "models/random.hpp"
