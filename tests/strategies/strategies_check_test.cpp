@@ -5,6 +5,7 @@
 #include "analysis/check.hpp"
 #include "analysis/sweep.hpp"
 #include "runtime/error.hpp"
+#include "sim/cluster/config.hpp"
 
 using namespace spsim;
 
@@ -132,6 +133,8 @@ TEST_CASE("configs/experiments strategy comparisons expand into valid points") {
         analysis::load_config(std::string(SPSIM_SOURCE_DIR) + "/configs/experiments/" + name + ".json");
     const auto points = analysis::expand_sweep(cfg);
     CHECK(points.size() == (std::string(name) == "strategies-llama3-8b-64k" ? 4u : 3u));
+    const auto cluster = sim::parse_cluster(cfg.cluster, "cluster");  // one DGX H100: 8 GPUs for degree 8
+    CHECK(cluster.nodes * cluster.gpus_per_node == cfg.strategy.degree);
     for (const auto& p : points) {
       CAPTURE(p.error);
       CHECK(p.ok());
