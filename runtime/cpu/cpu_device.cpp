@@ -6,7 +6,7 @@
 
 namespace spsim::rt {
 
-CpuDevice::CpuDevice(DType dtype) : dtype_(dtype) {
+CpuDevice::CpuDevice(DType dtype) : dtype_(dtype), pool_(std::make_shared<HostPool>()) {
   if (dtype != DType::f32 && dtype != DType::f64)
     throw RuntimeError("cpu device computes in float32 or float64, not " + std::string(dtype_name(dtype)));
 }
@@ -18,7 +18,7 @@ decltype(auto) CpuDevice::dispatch(F&& f) const {
 }
 
 Tensor CpuDevice::empty(const Shape& shape) {
-  return make_host_tensor(shape, dtype_);
+  return make_host_tensor(shape, dtype_, pool_);
 }
 
 void CpuDevice::fill(Tensor& t, double value) {

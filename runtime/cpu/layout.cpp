@@ -110,7 +110,7 @@ Tensor slice(const Tensor& x, int dim, std::int64_t start, std::int64_t len) {
                  std::to_string(dim) + " of shape " + to_string(x.shape()));
   Shape shape = x.shape();
   shape[static_cast<std::size_t>(xs.dim)] = len;
-  Tensor out = make_host_tensor(shape, dtype_of<T>());
+  Tensor out = make_host_tensor(shape, dtype_of<T>(), pool_of(x));
   T* po = out.data<T>();
   for (std::int64_t o = 0; o < xs.outer; ++o)
     std::copy_n(px + (o * xs.extent + start) * xs.inner, len * xs.inner, po + o * len * xs.inner);
@@ -151,7 +151,7 @@ Tensor concat(std::span<const Tensor> parts, int dim) {
     total += parts[i].dim(first.dim);
   }
   shape[static_cast<std::size_t>(first.dim)] = total;
-  Tensor out = make_host_tensor(shape, dtype_of<T>());
+  Tensor out = make_host_tensor(shape, dtype_of<T>(), pool_of(parts[0]));
   const Slab os = slab(out, first.dim, op, "out");
   std::int64_t at = 0;
   for (const Tensor& part : parts) {
@@ -182,7 +182,7 @@ Tensor permute(const Tensor& x, std::span<const int> perm) {
     shape[j] = x.dim(perm[j]);
     stride[j] = x_stride[static_cast<std::size_t>(perm[j])];
   }
-  Tensor out = make_host_tensor(shape, dtype_of<T>());
+  Tensor out = make_host_tensor(shape, dtype_of<T>(), pool_of(x));
   T* po = out.data<T>();
   if (out.numel() == 0) return out;
   if (n == 0) {
