@@ -96,20 +96,13 @@ std::vector<OpSummary> top_ops(const RankTrace& trace, const sim::RankTimeline& 
   return out;
 }
 
-// Global span of each phase: earliest start to latest end over every rank.
-void phase_times(std::span<const RankTrace> traces, const sim::ReplayResult& res, SimSummary& s) {
-  std::map<std::string, std::pair<sim::Time, sim::Time>> spans;
-  for (std::size_t r = 0; r < traces.size(); ++r)
-    for (const auto& p : sim::phase_spans(traces[r], res.ranks[r])) {
-      auto [it, added] = spans.emplace(p.name, std::make_pair(p.start, p.end));
-      if (!added) it->second = {std::min(it->second.first, p.start), std::max(it->second.second, p.end)};
-    }
-  auto length = [&](const char* name) {
-    const auto it = spans.find(name);
-    return it == spans.end() ? 0.0 : (it->second.second - it->second.first).seconds();
-  };
-  s.forward_s = length("forward");
-  s.backward_s = length("backward");
+// Phase lengths on the critical rank (the one that sets the step time), so forward + backward add up
+// to (at most) its busy span; a global span would mix the skews of different ranks.
+void phase_times(const RankTrace& trace, const sim::RankTimeline& timeline, SimSummary& s) {
+  for (const auto& p : sim::phase_spans(trace, timeline)) {
+    if (p.name == "forward") s.forward_s += (p.end - p.start).seconds();
+    if (p.name == "backward") s.backward_s += (p.end - p.start).seconds();
+  }
 }
 
 void algorithm_names(std::span<const RankTrace> traces, const sim::ReplayResult& res, SimSummary& s) {
@@ -133,6 +126,9 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
   if (!cfg.sweep.empty())
     throw InputError("sweep", "simulate runs one configuration; this config sweeps " +
                                   std::to_string(cfg.sweep.size()) + " axes (use `spsim compare`)");
+  if (cfg.cluster.empty())
+    throw InputError("cluster", "simulate needs a cluster, e.g. {\"preset\": \"dgx-a100\", \"nodes\": 1}; presets: " +
+                                    join_names(sim::cluster_presets()));
   const sim::Cluster cluster(sim::parse_cluster(cfg.cluster, "cluster"));
   const int gpus = static_cast<int>(cluster.gpus().size());
   if (cfg.strategy.degree > gpus)
@@ -173,7 +169,7 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
   s.idle_s = crit.idle_s;
   const auto cr = static_cast<std::size_t>(s.critical_rank);
   s.top_ops = top_ops(traces[cr], res.ranks[cr], 10);
-  phase_times(traces, res, s);
+  phase_times(traces[cr], res.ranks[cr], s);
   algorithm_names(traces, res, s);
 
   std::string where;

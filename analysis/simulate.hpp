@@ -32,7 +32,7 @@ struct OpSummary {  // aggregated by op name/class over the slowest rank
 
 struct SimSummary {
   double step_time_s = 0;  // makespan of the step (all ranks)
-  double forward_s = 0;    // from the phase markers
+  double forward_s = 0;    // from the phase markers (of the critical rank, see below)
   double backward_s = 0;
   // Of the rank that finishes last (the one that sets the step time):
   double compute_s = 0;

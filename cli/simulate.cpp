@@ -23,9 +23,9 @@ Action add_simulate(CLI::App& app) {
       "split, per-rank compute, communication, exposed (un-overlapped) communication and idle time,\n"
       "bytes sent per collective kind, peak memory per GPU (OOM flagged) and the most expensive ops.\n"
       "Exit 0 on success, 2 on bad input (with the JSON path), 3 on an internal error.\n"
-      "Example: spsim simulate configs/experiments/rsa-backward-dgx-a100.json --trace out/rsa.json");
+      "Example: spsim simulate configs/experiments/rsa-ring-dgx-a100.json --trace out/rsa-ring.json");
   auto args = std::make_shared<SimulateArgs>();
-  sub->add_option("CONFIG", args->config, "experiment config (JSON), e.g. configs/experiments/rsa-backward-dgx-a100.json")
+  sub->add_option("CONFIG", args->config, "experiment config (JSON), e.g. configs/experiments/rsa-ring-dgx-a100.json")
       ->required();
   sub->add_flag("--json", args->json,
                 "machine-readable output (starts with \"schema_version\": 1; identical across runs)");
