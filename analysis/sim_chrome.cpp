@@ -55,8 +55,8 @@ class EventWriter {
 };
 
 std::string head(const char* ph, int pid, int tid, const std::string& name) {
-  return "\"ph\":\"" + std::string(ph) + "\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
-         ",\"name\":" + json_string(name);
+  return "\"ph\":\"" + std::string(ph) + "\",\"pid\":" + std::to_string(pid) +
+         ",\"tid\":" + std::to_string(tid) + ",\"name\":" + json_string(name);
 }
 
 std::string span(Time start, Time end) {
@@ -64,20 +64,23 @@ std::string span(Time start, Time end) {
 }
 
 void metadata(EventWriter& w, int rank, const std::string& gpu) {
-  w.event(head("M", rank, 0, "process_name") + ",\"args\":{\"name\":" +
-          json_string("rank " + std::to_string(rank) + " (" + gpu + ")") + "}");
-  w.event(head("M", rank, 0, "process_sort_index") + ",\"args\":{\"sort_index\":" + std::to_string(rank) + "}");
+  w.event(head("M", rank, 0, "process_name") +
+          ",\"args\":{\"name\":" + json_string("rank " + std::to_string(rank) + " (" + gpu + ")") + "}");
+  w.event(head("M", rank, 0, "process_sort_index") + ",\"args\":{\"sort_index\":" + std::to_string(rank) +
+          "}");
   const char* threads[] = {"compute", "comm", "phases"};
   for (int t = 0; t < 3; ++t)
     w.event(head("M", rank, t, "thread_name") + ",\"args\":{\"name\":\"" + threads[t] + "\"}");
 }
 
-void compute_events(EventWriter& w, int rank, const rt::trace::RankTrace& trace, const sim::RankTimeline& tl) {
+void compute_events(EventWriter& w, int rank, const rt::trace::RankTrace& trace,
+                    const sim::RankTimeline& tl) {
   for (const auto& c : tl.compute) {
     const auto& op = std::get<rt::trace::ComputeOp>(trace.records[c.record]);
     w.event(head("X", rank, 0, std::string(op.name)) + ",\"cat\":\"compute\"" + span(c.start, c.end) +
-            ",\"args\":{\"class\":" + json_string(rt::op_class_name(op.op_class)) + ",\"flops\":" + num(op.flops) +
-            ",\"bytes\":" + std::to_string(op.bytes()) + ",\"record\":" + std::to_string(c.record) + "}");
+            ",\"args\":{\"class\":" + json_string(rt::op_class_name(op.op_class)) +
+            ",\"flops\":" + num(op.flops) + ",\"bytes\":" + std::to_string(op.bytes()) +
+            ",\"record\":" + std::to_string(c.record) + "}");
   }
 }
 
@@ -85,12 +88,13 @@ void comm_events(EventWriter& w, int rank, const rt::trace::RankTrace& trace, co
                  const sim::ReplayResult& replay) {
   for (const auto& c : tl.comm) {
     const auto& op = std::get<rt::trace::CommOp>(trace.records[c.record]);
-    const std::string algo = c.algorithm >= 0 ? replay.algorithms[static_cast<std::size_t>(c.algorithm)] : "p2p";
+    const std::string algo =
+        c.algorithm >= 0 ? replay.algorithms[static_cast<std::size_t>(c.algorithm)] : "p2p";
     w.event(head("X", rank, 1, std::string(rt::trace::comm_kind_name(op.kind))) + ",\"cat\":\"comm\"" +
             span(c.ready, c.end) + ",\"args\":{\"bytes\":" + std::to_string(op.bytes + op.recv_bytes) +
             ",\"bytes_sent\":" + num(c.bytes_sent) + ",\"wait_us\":" + us(c.start - c.ready) +
-            ",\"algorithm\":" + json_string(algo) + ",\"protocol\":" + json_string(sim::protocol_name(c.protocol)) +
-            ",\"record\":" + std::to_string(c.record) + "}");
+            ",\"algorithm\":" + json_string(algo) + ",\"protocol\":" +
+            json_string(sim::protocol_name(c.protocol)) + ",\"record\":" + std::to_string(c.record) + "}");
   }
 }
 
@@ -103,8 +107,8 @@ void memory_events(EventWriter& w, int rank, const sim::MemoryProfile& m) {
   for (std::size_t i = 0; i < m.curve.size(); ++i) {
     // One sample per instant: the last of several allocations at the same time.
     if (i + 1 < m.curve.size() && m.curve[i + 1].at == m.curve[i].at) continue;
-    w.event(head("C", rank, 0, "memory") + ",\"ts\":" + us(m.curve[i].at) + ",\"args\":{\"MiB\":" +
-            num(static_cast<double>(m.curve[i].live) / (1024.0 * 1024.0)) + "}");
+    w.event(head("C", rank, 0, "memory") + ",\"ts\":" + us(m.curve[i].at) +
+            ",\"args\":{\"MiB\":" + num(static_cast<double>(m.curve[i].live) / (1024.0 * 1024.0)) + "}");
   }
 }
 

@@ -28,12 +28,13 @@ std::string header(const Config& cfg, const SimSummary& s) {
   const auto& w = cfg.workload;
   std::string out = "simulate " + cfg.name + ": " + cfg.strategy.name;
   if (!cfg.strategy.options.empty()) out += " (" + options_text(cfg.strategy.options) + ")";
-  out += ", degree " + std::to_string(cfg.strategy.degree) + " on " + s.cluster + " (" + std::to_string(s.gpus) +
-         " x " + s.gpu + ")\n";
+  out += ", degree " + std::to_string(cfg.strategy.degree) + " on " + s.cluster + " (" +
+         std::to_string(s.gpus) + " x " + s.gpu + ")\n";
   out += "workload: " + cfg.model.name + ", " + scope_name(w.scope) + ", seq " + std::to_string(w.seq_len) +
          ", batch " + std::to_string(w.batch) + ", " + std::string(rt::dtype_name(w.dtype)) +
-         (w.causal ? ", causal" : "") + (w.passes == models::Passes::fwd ? ", forward only" : ", forward+backward") +
-         "; network " + cfg.simulation.network + ", compute slowdown during comm " +
+         (w.causal ? ", causal" : "") +
+         (w.passes == models::Passes::fwd ? ", forward only" : ", forward+backward") + "; network " +
+         cfg.simulation.network + ", compute slowdown during comm " +
          format_fixed(100 * s.compute_slowdown, 0) + "%\n\n";
   return out;
 }
@@ -47,7 +48,8 @@ std::string overview(const SimSummary& s) {
   const std::string cr = " (rank " + std::to_string(s.critical_rank) + ")";
   t.add_row({"compute" + cr, format_seconds(s.compute_s), percent(s.compute_s, step)});
   t.add_row({"communication" + cr, format_seconds(s.comm_s), percent(s.comm_s, step)});
-  t.add_row({"exposed communication" + cr, format_seconds(s.exposed_comm_s), percent(s.exposed_comm_s, step)});
+  t.add_row(
+      {"exposed communication" + cr, format_seconds(s.exposed_comm_s), percent(s.exposed_comm_s, step)});
   t.add_row({"idle" + cr, format_seconds(s.idle_s), percent(s.idle_s, step)});
   t.add_row({"peak memory (max over ranks)", format_bytes(static_cast<double>(s.peak_memory_bytes)),
              s.oom ? "OOM: > " + format_bytes(static_cast<double>(s.gpu_memory_bytes))
@@ -85,12 +87,16 @@ std::string bytes_table(const SimSummary& s) {
 }
 
 std::string ops_table(const SimSummary& s) {
-  Table t({{"op"}, {"count", Align::right}, {"time", Align::right}, {"share", Align::right},
+  Table t({{"op"},
+           {"count", Align::right},
+           {"time", Align::right},
+           {"share", Align::right},
            {"TFLOP/s", Align::right}});
   for (const auto& o : s.top_ops)
     t.add_row({o.name, std::to_string(o.count), format_seconds(o.time_s), percent(o.time_s, s.step_time_s),
                o.flops > 0 && o.time_s > 0 ? format_fixed(o.flops / o.time_s / 1e12, 1) : "-"});
-  return "top ops (rank " + std::to_string(s.critical_rank) + "; comm ops from posting to end):\n" + t.to_text();
+  return "top ops (rank " + std::to_string(s.critical_rank) + "; comm ops from posting to end):\n" +
+         t.to_text();
 }
 
 nlohmann::json rank_json(const RankSummary& r) {
@@ -106,7 +112,8 @@ nlohmann::json rank_json(const RankSummary& r) {
 }  // namespace
 
 std::string render_simulation(const Config& cfg, const SimSummary& s) {
-  std::string out = header(cfg, s) + overview(s) + "\n" + rank_table(s) + "\n" + bytes_table(s) + "\n" + ops_table(s);
+  std::string out =
+      header(cfg, s) + overview(s) + "\n" + rank_table(s) + "\n" + bytes_table(s) + "\n" + ops_table(s);
   out += "\n" + std::to_string(s.events) + " simulator events";
   if (s.skipped_ops > 0) out += ", " + std::to_string(s.skipped_ops) + " fully masked blocks skipped";
   out += s.oom ? "\nOUT OF MEMORY: the peak exceeds one GPU's memory\n" : "\n";
@@ -118,7 +125,8 @@ nlohmann::json simulation_to_json(const Config& cfg, const SimSummary& s) {
   j["schema_version"] = 1;
   j["command"] = "simulate";
   j["config"] = cfg.name;
-  j["strategy"] = {{"name", cfg.strategy.name}, {"degree", cfg.strategy.degree}, {"options", cfg.strategy.options}};
+  j["strategy"] = {
+      {"name", cfg.strategy.name}, {"degree", cfg.strategy.degree}, {"options", cfg.strategy.options}};
   const auto& w = cfg.workload;
   j["workload"] = {{"model", cfg.model.name},
                    {"scope", scope_name(w.scope)},

@@ -17,7 +17,11 @@ using rt::Tensor;
 class RankStep {
  public:
   RankStep(const Config& cfg, const strategies::StrategyInfo& info, rt::Device& dev, rt::Comm& comm)
-      : cfg_(cfg), info_(info), dev_(dev), comm_(comm), problem_(models::attention_problem(cfg.model, cfg.workload)) {}
+      : cfg_(cfg),
+        info_(info),
+        dev_(dev),
+        comm_(comm),
+        problem_(models::attention_problem(cfg.model, cfg.workload)) {}
 
   void run() {
     if (cfg_.workload.scope == models::Scope::attention)
@@ -63,7 +67,8 @@ class RankStep {
     for (std::int64_t l = 0; l < count; ++l) {
       strategies::NamedTensors weights;
       for (const auto& ps : shapes) weights.add(ps.name, input(ps.shape));
-      stack.push_back(std::make_unique<strategies::SpLayer>(context(), info_, cfg_.model, std::move(weights)));
+      stack.push_back(
+          std::make_unique<strategies::SpLayer>(context(), info_, cfg_.model, std::move(weights)));
     }
     Tensor x = input({B, n, h});
     Tensor dy = backward() ? input({B, n, h}) : Tensor();
@@ -92,10 +97,11 @@ class RankStep {
 std::vector<rt::trace::RankTrace> trace_config(const Config& config) {
   const auto* info = strategies::builtin().find(config.strategy.name);
   if (!info)
-    throw InputError("strategy.name", "unknown strategy '" + config.strategy.name +
-                                          "'; valid strategies: " + join_names(strategies::builtin().names()));
-  return rt::trace::trace_ranks(config.strategy.degree, config.workload.dtype,
-                                [&](rt::Device& dev, rt::Comm& comm) { RankStep(config, *info, dev, comm).run(); });
+    throw InputError("strategy.name", "unknown strategy '" + config.strategy.name + "'; valid strategies: " +
+                                          join_names(strategies::builtin().names()));
+  return rt::trace::trace_ranks(
+      config.strategy.degree, config.workload.dtype,
+      [&](rt::Device& dev, rt::Comm& comm) { RankStep(config, *info, dev, comm).run(); });
 }
 
 }  // namespace spsim::analysis

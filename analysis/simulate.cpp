@@ -37,8 +37,8 @@ sim::ReplayOptions replay_options(const Config& cfg) {
 
 sim::NetworkMode network_mode(const Config& cfg) {
   if (auto m = sim::parse_network_mode(cfg.simulation.network)) return *m;
-  throw InputError("simulation.network", "unknown network model '" + cfg.simulation.network +
-                                             "'; valid choices: flow, analytical");
+  throw InputError("simulation.network",
+                   "unknown network model '" + cfg.simulation.network + "'; valid choices: flow, analytical");
 }
 
 std::filesystem::path trace_path(const Config& cfg, const SimulateOptions& options, std::string& where) {
@@ -91,7 +91,8 @@ std::vector<OpSummary> top_ops(const RankTrace& trace, const sim::RankTimeline& 
   }
   std::vector<OpSummary> out;
   for (auto& [name, s] : by_name) out.push_back(std::move(s));
-  std::stable_sort(out.begin(), out.end(), [](const OpSummary& a, const OpSummary& b) { return a.time_s > b.time_s; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const OpSummary& a, const OpSummary& b) { return a.time_s > b.time_s; });
   if (out.size() > limit) out.resize(limit);
   return out;
 }
@@ -110,8 +111,10 @@ void algorithm_names(std::span<const RankTrace> traces, const sim::ReplayResult&
   for (std::size_t r = 0; r < traces.size(); ++r)
     for (const auto& c : res.ranks[r].comm) {
       const auto& op = std::get<rt::trace::CommOp>(traces[r].records[c.record]);
-      const std::string algo = c.algorithm >= 0 ? res.algorithms[static_cast<std::size_t>(c.algorithm)] : "p2p";
-      used[std::string(rt::trace::comm_kind_name(op.kind))].insert(algo + "/" + sim::protocol_name(c.protocol));
+      const std::string algo =
+          c.algorithm >= 0 ? res.algorithms[static_cast<std::size_t>(c.algorithm)] : "p2p";
+      used[std::string(rt::trace::comm_kind_name(op.kind))].insert(algo + "/" +
+                                                                   sim::protocol_name(c.protocol));
     }
   for (const auto& [kind, names] : used) {
     std::string joined;
@@ -127,14 +130,16 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
     throw InputError("sweep", "simulate runs one configuration; this config sweeps " +
                                   std::to_string(cfg.sweep.size()) + " axes (use `spsim compare`)");
   if (cfg.cluster.empty())
-    throw InputError("cluster", "simulate needs a cluster, e.g. {\"preset\": \"dgx-a100\", \"nodes\": 1}; presets: " +
-                                    join_names(sim::cluster_presets()));
+    throw InputError("cluster",
+                     "simulate needs a cluster, e.g. {\"preset\": \"dgx-a100\", \"nodes\": 1}; presets: " +
+                         join_names(sim::cluster_presets()));
   const sim::Cluster cluster(sim::parse_cluster(cfg.cluster, "cluster"));
   const int gpus = static_cast<int>(cluster.gpus().size());
   if (cfg.strategy.degree > gpus)
-    throw InputError("strategy.degree", "degree " + std::to_string(cfg.strategy.degree) + " is larger than the " +
-                                            std::to_string(gpus) + " GPUs of the cluster; use at most " +
-                                            std::to_string(gpus) + " or add nodes (cluster.nodes)");
+    throw InputError("strategy.degree", "degree " + std::to_string(cfg.strategy.degree) +
+                                            " is larger than the " + std::to_string(gpus) +
+                                            " GPUs of the cluster; use at most " + std::to_string(gpus) +
+                                            " or add nodes (cluster.nodes)");
   const sim::ComputeModel model(cluster.config().gpu, cfg.workload.dtype, "workload.dtype");
   const auto mode = network_mode(cfg);
   const auto traces = trace_config(cfg);
@@ -154,10 +159,12 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
     memory.push_back(sim::memory_profile(traces[r], tl.issue));
     std::map<std::string, double> by_kind;
     s.ranks.push_back(rank_summary(static_cast<int>(r), traces[r], tl, res.makespan, memory.back(), by_kind));
-    for (const auto& [kind, bytes] : by_kind) s.bytes_sent_by_kind[kind] = std::max(s.bytes_sent_by_kind[kind], bytes);
+    for (const auto& [kind, bytes] : by_kind)
+      s.bytes_sent_by_kind[kind] = std::max(s.bytes_sent_by_kind[kind], bytes);
     s.bytes_sent_max = std::max(s.bytes_sent_max, s.ranks.back().bytes_sent);
     s.peak_memory_bytes = std::max(s.peak_memory_bytes, memory.back().peak_bytes);
-    if (tl.finish > res.ranks[static_cast<std::size_t>(s.critical_rank)].finish) s.critical_rank = static_cast<int>(r);
+    if (tl.finish > res.ranks[static_cast<std::size_t>(s.critical_rank)].finish)
+      s.critical_rank = static_cast<int>(r);
     for (const auto& rec : traces[r].records)
       if (const auto* op = std::get_if<rt::trace::ComputeOp>(&rec); op && op->skipped) ++s.skipped_ops;
   }

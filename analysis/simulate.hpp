@@ -48,13 +48,13 @@ struct SimSummary {
   std::vector<OpSummary> top_ops;
   std::uint64_t events = 0;  // simulator events processed
   // Added by the replay helper:
-  int critical_rank = 0;                 // the rank whose last op ends last (ties: the lowest)
-  std::string cluster;                   // preset name (or "custom")
-  std::string gpu;                       // GPU spec name
-  int gpus = 0;                          // GPUs in the cluster
-  double compute_slowdown = 0;           // simulation.compute_slowdown used
+  int critical_rank = 0;                          // the rank whose last op ends last (ties: the lowest)
+  std::string cluster;                            // preset name (or "custom")
+  std::string gpu;                                // GPU spec name
+  int gpus = 0;                                   // GPUs in the cluster
+  double compute_slowdown = 0;                    // simulation.compute_slowdown used
   std::map<std::string, std::string> algorithms;  // collective kind -> algorithm(s)/protocol that ran
-  std::uint64_t skipped_ops = 0;         // fully masked blocks never launched (all ranks)
+  std::uint64_t skipped_ops = 0;                  // fully masked blocks never launched (all ranks)
 };
 
 struct SimulateOptions {

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   std::printf("replay              %.3f s  (%llu events, %.3g events/s)\n", t_replay,
               static_cast<unsigned long long>(res.events), static_cast<double>(res.events) / t_replay);
   std::printf("total               %.3f s  (target < 0.5 s)\n", t_setup + t_trace + t_replay);
-  std::printf("peak memory (RSS)   %.1f MiB (target < 2048 MiB)\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
+  std::printf("peak memory (RSS)   %.1f MiB (target < 2048 MiB)\n",
+              static_cast<double>(usage.ru_maxrss) / 1024.0);
   return 0;
 }

@@ -1,7 +1,8 @@
 // `spsim simulate CONFIG [--json] [--trace FILE]`: predicted step time, breakdown and memory of a strategy.
+#include "analysis/simulate.hpp"
+
 #include <iostream>
 
-#include "analysis/simulate.hpp"
 #include "cli/commands.hpp"
 
 namespace spsim::cli {
@@ -25,7 +26,8 @@ Action add_simulate(CLI::App& app) {
       "Exit 0 on success, 2 on bad input (with the JSON path), 3 on an internal error.\n"
       "Example: spsim simulate configs/experiments/rsa-ring-dgx-a100.json --trace out/rsa-ring.json");
   auto args = std::make_shared<SimulateArgs>();
-  sub->add_option("CONFIG", args->config, "experiment config (JSON), e.g. configs/experiments/rsa-ring-dgx-a100.json")
+  sub->add_option("CONFIG", args->config,
+                  "experiment config (JSON), e.g. configs/experiments/rsa-ring-dgx-a100.json")
       ->required();
   sub->add_flag("--json", args->json,
                 "machine-readable output (starts with \"schema_version\": 1; identical across runs)");

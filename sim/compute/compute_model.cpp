@@ -9,10 +9,14 @@ namespace spsim::sim {
 
 std::string peak_key(rt::DType dtype) {
   switch (dtype) {
-    case rt::DType::bf16: return "bf16";
-    case rt::DType::f16: return "fp16";
-    case rt::DType::f32: return "fp32";  // PyTorch's default: no TF32 for float32 matmuls
-    case rt::DType::f64: return "fp64";
+    case rt::DType::bf16:
+      return "bf16";
+    case rt::DType::f16:
+      return "fp16";
+    case rt::DType::f32:
+      return "fp32";  // PyTorch's default: no TF32 for float32 matmuls
+    case rt::DType::f64:
+      return "fp64";
   }
   return "?";
 }
@@ -31,7 +35,7 @@ ComputeModel::ComputeModel(GpuSpec gpu, rt::DType dtype, const std::string& wher
 Time ComputeModel::duration(const rt::trace::ComputeOp& op) const {
   if (op.skipped) return Time{};
   const double eff = gpu_.op_efficiency(op.op_class);
-  const double compute_s = op.flops / (peak_flops_ * eff);                          // seconds
+  const double compute_s = op.flops / (peak_flops_ * eff);                         // seconds
   const double memory_s = static_cast<double>(op.bytes()) / (gpu_.hbm_Bps * eff);  // seconds
   return Time::from_seconds(std::max(compute_s, memory_s)) + gpu_.launch_overhead;
 }

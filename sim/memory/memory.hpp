@@ -18,19 +18,22 @@
 namespace spsim::sim {
 
 struct MemoryPoint {
-  Time at{};                // when the host reached the Alloc/Free record
-  std::uint64_t live = 0;   // bytes live after it
+  Time at{};               // when the host reached the Alloc/Free record
+  std::uint64_t live = 0;  // bytes live after it
 };
 
 struct MemoryProfile {
   std::uint64_t peak_bytes = 0;
-  std::size_t peak_record = 0;       // index of the Alloc that reached the peak
-  std::uint64_t end_bytes = 0;       // live when the trace ends (outputs, gradients, weights)
-  std::vector<MemoryPoint> curve;    // one point per Alloc/Free, in record order
-  [[nodiscard]] bool oom(double capacity_bytes) const { return static_cast<double>(peak_bytes) > capacity_bytes; }
+  std::size_t peak_record = 0;     // index of the Alloc that reached the peak
+  std::uint64_t end_bytes = 0;     // live when the trace ends (outputs, gradients, weights)
+  std::vector<MemoryPoint> curve;  // one point per Alloc/Free, in record order
+  [[nodiscard]] bool oom(double capacity_bytes) const {
+    return static_cast<double>(peak_bytes) > capacity_bytes;
+  }
 };
 
 // `issue_time[i]` is when record i was issued (replay's RankTimeline::issue); empty: all at time 0.
-[[nodiscard]] MemoryProfile memory_profile(const rt::trace::RankTrace& trace, std::span<const Time> issue_time = {});
+[[nodiscard]] MemoryProfile memory_profile(const rt::trace::RankTrace& trace,
+                                           std::span<const Time> issue_time = {});
 
 }  // namespace spsim::sim

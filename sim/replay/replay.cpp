@@ -33,10 +33,10 @@ struct PendingComm {
 
 // The compute op running on a rank's compute stream, with its progress under a changing rate.
 struct RunningCompute {
-  std::size_t timing = kNone;  // index into RankTimeline::compute; kNone when idle
-  double remaining_ps = 0;     // work left, in picoseconds at the normal rate
-  Time since{};                // when remaining_ps was last brought up to date
-  double stretch = 1;          // wall time per unit of work now: 1 or 1 + slowdown
+  std::size_t timing = kNone;    // index into RankTimeline::compute; kNone when idle
+  double remaining_ps = 0;       // work left, in picoseconds at the normal rate
+  Time since{};                  // when remaining_ps was last brought up to date
+  double stretch = 1;            // wall time per unit of work now: 1 or 1 + slowdown
   std::uint64_t generation = 0;  // invalidates the finish event scheduled before a rate change
 };
 
@@ -44,7 +44,7 @@ struct RankState {
   const RankTrace* trace = nullptr;
   DeviceId device = 0;
   std::size_t cursor = 0;
-  std::size_t blocked_on = kNone;  // comm ordinal the cursor waits for
+  std::size_t blocked_on = kNone;         // comm ordinal the cursor waits for
   std::deque<std::size_t> compute_queue;  // records issued, not yet started
   std::uint64_t compute_issued = 0, compute_done = 0;
   RunningCompute running;
@@ -70,11 +70,16 @@ struct Message {
 
 CollectiveKind collective_kind(CommKind k) {
   switch (k) {
-    case CommKind::all_reduce: return CollectiveKind::all_reduce;
-    case CommKind::reduce_scatter: return CollectiveKind::reduce_scatter;
-    case CommKind::all_gather: return CollectiveKind::all_gather;
-    case CommKind::all_to_all: return CollectiveKind::all_to_all;
-    default: return CollectiveKind::all_reduce;  // barrier: a zero-byte all-reduce
+    case CommKind::all_reduce:
+      return CollectiveKind::all_reduce;
+    case CommKind::reduce_scatter:
+      return CollectiveKind::reduce_scatter;
+    case CommKind::all_gather:
+      return CollectiveKind::all_gather;
+    case CommKind::all_to_all:
+      return CollectiveKind::all_to_all;
+    default:
+      return CollectiveKind::all_reduce;  // barrier: a zero-byte all-reduce
   }
 }
 
@@ -84,8 +89,8 @@ bool is_collective(CommKind k) {
 
 class Replayer {
  public:
-  Replayer(std::span<const RankTrace> traces, const Cluster& cluster, NetworkMode mode, const ComputeModel& model,
-           const ReplayOptions& options)
+  Replayer(std::span<const RankTrace> traces, const Cluster& cluster, NetworkMode mode,
+           const ComputeModel& model, const ReplayOptions& options)
       : network_(make_network(mode, engine_, cluster)),
         collectives_(*network_),
         model_(model),
@@ -152,7 +157,8 @@ class Replayer {
                                      [](const CommTiming& c, std::size_t rec) { return c.record < rec; });
     if (it == comm.end() || it->record != comm_record)
       throw RuntimeError("replay: rank " + std::to_string(r) + " record " + std::to_string(wait_record) +
-                         " waits for record " + std::to_string(comm_record) + ", which is not an earlier CommOp");
+                         " waits for record " + std::to_string(comm_record) +
+                         ", which is not an earlier CommOp");
     return static_cast<std::size_t>(it - comm.begin());
   }
 
@@ -252,16 +258,18 @@ class Replayer {
   void post_collective(int r, const CommOp& op, std::size_t timing) {
     const auto members = groups_.find(op.group);
     if (members == groups_.end())
-      throw RuntimeError("replay: rank " + std::to_string(r) + " posts to unknown group " + std::to_string(op.group));
+      throw RuntimeError("replay: rank " + std::to_string(r) + " posts to unknown group " +
+                         std::to_string(op.group));
     PendingCollective& p = pending_collectives_[{op.group, op.seq}];
     if (p.posted.empty()) {
       p.kind = op.kind;
       p.bytes = op.bytes;
     } else if (p.kind != op.kind || p.bytes != op.bytes) {
-      throw RuntimeError("replay: collective " + std::to_string(op.seq) + " of group " + std::to_string(op.group) +
-                         " is " + std::string(comm_kind_name(op.kind)) + " of " + std::to_string(op.bytes) +
-                         " bytes on rank " + std::to_string(r) + " but " + std::string(comm_kind_name(p.kind)) +
-                         " of " + std::to_string(p.bytes) + " bytes on rank " + std::to_string(p.posted[0].first));
+      throw RuntimeError("replay: collective " + std::to_string(op.seq) + " of group " +
+                         std::to_string(op.group) + " is " + std::string(comm_kind_name(op.kind)) + " of " +
+                         std::to_string(op.bytes) + " bytes on rank " + std::to_string(r) + " but " +
+                         std::string(comm_kind_name(p.kind)) + " of " + std::to_string(p.bytes) +
+                         " bytes on rank " + std::to_string(p.posted[0].first));
     }
     p.posted.emplace_back(r, timing);
     state(r).parts_left = 1;
@@ -287,7 +295,8 @@ class Replayer {
     call.kind = collective_kind(p.kind);
     call.bytes = static_cast<double>(p.bytes);
     for (const auto& [rank, timing] : slots) call.ranks.push_back(state(rank).device);
-    call.algorithm = p.kind == CommKind::barrier ? "auto" : options_.algorithm[static_cast<std::size_t>(call.kind)];
+    call.algorithm =
+        p.kind == CommKind::barrier ? "auto" : options_.algorithm[static_cast<std::size_t>(call.kind)];
     call.protocol = options_.protocol;
     try {
       collectives_.start(call, [this, slots](const CollectiveResult& res) { collective_done(slots, res); });
@@ -378,7 +387,8 @@ class Replayer {
     if (s.active_comm != kNone)
       stuck(timeline(r).comm[s.active_comm].record, "never completes (a peer never posts the matching op)");
     if (!s.comm_queue.empty()) stuck(s.comm_queue.front().record, "never starts");
-    if (s.cursor < records.size() || s.blocked_on != kNone) stuck(s.cursor, "is never reached (host blocked)");
+    if (s.cursor < records.size() || s.blocked_on != kNone)
+      stuck(s.cursor, "is never reached (host blocked)");
   }
 
   Engine engine_;
@@ -446,7 +456,8 @@ std::vector<PhaseSpan> phase_spans(const rt::trace::RankTrace& trace, const Rank
     } else if (const auto* b = std::get_if<rt::trace::PhaseBegin>(&r)) {
       open.push_back({b->name});
     } else if (std::holds_alternative<rt::trace::PhaseEnd>(r) && !open.empty()) {
-      if (open.back().start != Time::max()) out.push_back({open.back().name, open.back().start, open.back().end});
+      if (open.back().start != Time::max())
+        out.push_back({open.back().name, open.back().start, open.back().end});
       open.pop_back();
     }
     if (s == Time::max()) continue;

@@ -97,11 +97,13 @@ struct PhaseSpan {
   std::string name;
   Time start{}, end{};
 };
-[[nodiscard]] std::vector<PhaseSpan> phase_spans(const rt::trace::RankTrace& trace, const RankTimeline& timeline);
+[[nodiscard]] std::vector<PhaseSpan> phase_spans(const rt::trace::RankTrace& trace,
+                                                 const RankTimeline& timeline);
 
 // Replays traces[r] on cluster.gpus()[r]. Needs traces.size() <= cluster.gpus().size()
 // (std::invalid_argument otherwise: callers report it against their own input).
 [[nodiscard]] ReplayResult replay(std::span<const rt::trace::RankTrace> traces, const Cluster& cluster,
-                                  NetworkMode mode, const ComputeModel& model, const ReplayOptions& options = {});
+                                  NetworkMode mode, const ComputeModel& model,
+                                  const ReplayOptions& options = {});
 
 }  // namespace spsim::sim

@@ -18,8 +18,8 @@ TEST_CASE("spsim simulate --json is byte-identical across runs and starts with s
 TEST_CASE("spsim simulate prints the tables and writes --trace") {
   const auto dir = spsim_test::temp_dir("replay-cli");
   const auto trace = dir / "t.json";
-  const auto r = run_spsim("simulate " + source_path("configs/experiments/rsa-ring-dgx-a100.json") + " --trace " +
-                           trace.string());
+  const auto r = run_spsim("simulate " + source_path("configs/experiments/rsa-ring-dgx-a100.json") +
+                           " --trace " + trace.string());
   REQUIRE(r.code == 0);
   CHECK(r.out.find("step time") != std::string::npos);
   CHECK(r.out.find("exposed communication") != std::string::npos);

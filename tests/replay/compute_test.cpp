@@ -28,12 +28,12 @@ TEST_CASE("compute time is the larger roof plus launch overhead") {
   const ComputeModel m(g, rt::DType::bf16);
   tr::ComputeOp op;
   op.op_class = rt::OpClass::gemm;
-  op.flops = 2e9;         // 2e9 / 1e14 = 20 µs
-  op.bytes_read = 1e6;    // 1e6 / 1e12 = 1 µs: compute bound
+  op.flops = 2e9;       // 2e9 / 1e14 = 20 µs
+  op.bytes_read = 1e6;  // 1e6 / 1e12 = 1 µs: compute bound
   CHECK(m.duration(op) == Time::from_us(20 + 3));
-  op.bytes_read = 50e6;   // 50 µs: memory bound
+  op.bytes_read = 50e6;  // 50 µs: memory bound
   CHECK(m.duration(op) == Time::from_us(50 + 3));
-  op.skipped = true;      // never launched: no launch overhead either
+  op.skipped = true;  // never launched: no launch overhead either
   CHECK(m.duration(op) == Time{});
 }
 

@@ -139,8 +139,9 @@ class TraceBuilder {
   tr::GroupId group_ = 0;
 };
 
-inline ReplayResult run(const std::vector<tr::RankTrace>& traces, const ClusterConfig& cc, double slowdown = 0,
-                        NetworkMode mode = NetworkMode::flow, const std::string& algorithm = "ring") {
+inline ReplayResult run(const std::vector<tr::RankTrace>& traces, const ClusterConfig& cc,
+                        double slowdown = 0, NetworkMode mode = NetworkMode::flow,
+                        const std::string& algorithm = "ring") {
   const Cluster cluster(cc);
   const ComputeModel model(cc.gpu, rt::DType::bf16);
   ReplayOptions o;
@@ -150,6 +151,8 @@ inline ReplayResult run(const std::vector<tr::RankTrace>& traces, const ClusterC
   return replay(traces, cluster, mode, model, o);
 }
 
-inline double ps(Time t) { return static_cast<double>(t.count_ps()); }
+inline double ps(Time t) {
+  return static_cast<double>(t.count_ps());
+}
 
 }  // namespace replay_test

@@ -16,18 +16,20 @@ namespace {
 
 constexpr double kBps = 1e11;
 const Time kHop = Time::from_us(1);
-constexpr std::uint64_t kMsg = 1000000;   // bytes
+constexpr std::uint64_t kMsg = 1000000;          // bytes
 constexpr double kMsgUs = 2 + 1e6 / 1e11 * 1e6;  // 12 µs
 constexpr double kGemmPerUs = 1e8;               // FLOPs per µs
 
-double us(Time t) { return t.us(); }
+double us(Time t) {
+  return t.us();
+}
 
 }  // namespace
 
 TEST_CASE("a compute op takes flops / (peak x efficiency); a memory-bound op bytes / (HBM x efficiency)") {
   TraceBuilder b(0, 1);
-  b.gemm(3e9);                 // 3e9 / 1e14 = 30 µs
-  b.elementwise(1000000);      // 1e6 B / (2e12 × 0.5) = 1 µs
+  b.gemm(3e9);                    // 3e9 / 1e14 = 30 µs
+  b.elementwise(1000000);         // 1e6 B / (2e12 × 0.5) = 1 µs
   b.gemm(5e9, /*skipped=*/true);  // fully masked block: 0
   const auto r = run({b.trace()}, star(1, kBps, kHop));
   REQUIRE(r.ranks[0].compute.size() == 2);
@@ -58,7 +60,8 @@ TEST_CASE("a ring pass overlapped with compute exposes max(0, comm - compute)") 
       CHECK(busy.comm.us() == doctest::Approx(kMsgUs));
       CHECK(busy.exposed_comm.us() == doctest::Approx(std::max(0.0, kMsgUs - f_us)));
       // The Wait holds G until the pass has ended.
-      CHECK(us(res.ranks[static_cast<std::size_t>(r)].compute[1].start) == doctest::Approx(std::max(kMsgUs, f_us)));
+      CHECK(us(res.ranks[static_cast<std::size_t>(r)].compute[1].start) ==
+            doctest::Approx(std::max(kMsgUs, f_us)));
     }
     CHECK(us(res.makespan) == doctest::Approx(std::max(kMsgUs, f_us) + g_us));
   }

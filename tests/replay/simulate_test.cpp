@@ -1,13 +1,14 @@
 // simulate() on the RSA experiment configs (bert-large attention, seq 16384, P = 8 on one DGX A100,
 // ring collectives): the dK/dV reduction's bytes against the closed forms, memory and overlap.
+#include "analysis/simulate.hpp"
+
 #include <doctest/doctest.h>
 
 #include <fstream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "../cli/run_cli.hpp"
-#include "analysis/simulate.hpp"
 #include "runtime/error.hpp"
 
 using namespace spsim;
@@ -152,4 +153,41 @@ TEST_CASE("bad input is an InputError naming the path") {
   c = rsa("allreduce-slice");
   c.collectives.all_reduce = "nvls";  // A100 NVSwitches cannot reduce in the switch
   CHECK(where(c) == "collectives.all_reduce");
+}
+
+// Layer and model scope: with the ring variant the attention core only uses sendrecv, so every
+// all-reduce is a weight gradient summed over the group (strategies/layer.hpp). Per bert-large layer
+// the parameters are wq, wk, wv, wo (4·h²) and their biases (4·h), w1, w2 (2·h·ffn), b1 (ffn), b2 (h)
+// and two LayerNorms (4·h): 12,596,224 values with h = 1024, ffn = 4096. A ring all-reduce sends
+// 2(P−1)/P of each buffer per rank.
+TEST_CASE("layer and model scope: weight-gradient all-reduce bytes in closed form") {
+  const double h = 1024, ffn = 4096, p = 8, bytes = 2;
+  const double params = 4 * h * h + 4 * h + 2 * h * ffn + ffn + h + 4 * h;
+  const double per_layer = 2 * (p - 1) / p * bytes * params;
+  auto cfg = rsa("ring");
+  cfg.workload.seq_len = 1024;
+  cfg.workload.scope = models::Scope::layer;
+  const auto layer = sim(cfg);
+  CHECK(layer.bytes_sent_by_kind.at("all_reduce") == doctest::Approx(per_layer).epsilon(1e-12));
+  cfg.workload.scope = models::Scope::model;
+  cfg.model.layers = 3;
+  const auto model = sim(cfg);
+  CHECK(model.bytes_sent_by_kind.at("all_reduce") == doctest::Approx(3 * per_layer).epsilon(1e-12));
+  CHECK(model.step_time_s > 2.5 * layer.step_time_s);  // three layers run one after another
+}
+
+TEST_CASE("simulation.compute_slowdown: parsed, reported, and it only ever lengthens the step") {
+  auto doc = analysis::read_json_file(source_path("configs/experiments/rsa-ring-dgx-a100.json"), "test");
+  doc["simulation"]["compute_slowdown"] = 0.5;
+  const auto slow_cfg = analysis::parse_config(doc, {});
+  CHECK(slow_cfg.simulation.compute_slowdown == 0.5);
+  doc["simulation"]["compute_slowdown"] = 0;
+  const auto fast_cfg = analysis::parse_config(doc, {});
+  const auto slow = sim(slow_cfg), fast = sim(fast_cfg);
+  CHECK(slow.compute_slowdown == 0.5);
+  CHECK(slow.step_time_s > fast.step_time_s);
+  // The ring passes overlap compute; at most every compute second is stretched by 1.5.
+  CHECK(slow.compute_s <= 1.5 * fast.compute_s * (1 + 1e-12));
+  doc["simulation"]["compute_slowdown"] = -0.1;
+  CHECK_THROWS_AS((void)analysis::parse_config(doc, {}), InputError);
 }
