@@ -387,8 +387,8 @@ class Replayer {
     if (s.active_comm != kNone)
       stuck(timeline(r).comm[s.active_comm].record, "never completes (a peer never posts the matching op)");
     if (!s.comm_queue.empty()) stuck(s.comm_queue.front().record, "never starts");
-    if (s.cursor < records.size() || s.blocked_on != kNone)
-      stuck(s.cursor, "is never reached (host blocked)");
+    if (s.blocked_on != kNone) stuck(s.cursor - 1, "(a Wait) never returns");
+    if (s.cursor < records.size()) stuck(s.cursor, "is never reached (host blocked)");
   }
 
   Engine engine_;
