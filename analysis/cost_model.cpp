@@ -132,7 +132,13 @@ double HardwareModel::collective_s(const std::string& kind, double bytes) const 
 namespace {
 
 // Accumulates one rank's timeline: phases run back to back; a ring step overlaps compute and a pass.
+// While a communication kernel runs, compute progresses at 1/(1+σ) of its rate (σ =
+// simulation.compute_slowdown, sim/replay/replay.hpp). A step that overlaps t_compute of work with a
+// pass of t_comm then ends at max(t_comm, t_compute + σ/(1+σ)·t_comm): compute runs slowed for
+// t_comm (doing t_comm/(1+σ) of its work) and at full rate after; if the pass outlasts even the slowed
+// compute (t_comm ≥ (1+σ)·t_compute), the pass sets the step and compute is busy (1+σ)·t_compute.
 struct Timeline {
+  double sigma = 0;
   double time = 0, compute = 0, comm = 0, bytes = 0;
   void compute_only(double t) {
     time += t;
@@ -144,8 +150,9 @@ struct Timeline {
     bytes += sent;
   }
   void overlapped(double t_compute, double t_comm, double sent) {
-    time += std::max(t_compute, t_comm);
-    compute += t_compute;
+    const double stretched = t_compute + sigma / (1 + sigma) * t_comm;
+    time += std::max(t_comm, stretched);
+    compute += std::min(stretched, (1 + sigma) * t_compute);
     comm += t_comm;
     bytes += sent;
   }
@@ -159,6 +166,7 @@ class RsaModel {
       : hw_(hw),
         dt_(config.workload.dtype),
         reduction_(config.strategy.options.at("grad_reduction")),
+        sigma_(config.simulation.compute_slowdown),
         p_(config.strategy.degree),
         bh_(config.workload.batch * config.model.heads),
         bkv_(config.workload.batch * config.model.kv_heads),
@@ -168,6 +176,7 @@ class RsaModel {
 
   [[nodiscard]] CostEstimate estimate(bool backward) const {
     Timeline t;
+    t.sigma = sigma_;
     forward(t);
     CostEstimate e;
     e.forward_s = t.time;
@@ -267,6 +276,7 @@ class RsaModel {
   const HardwareModel& hw_;
   DType dt_;
   std::string reduction_;
+  double sigma_;
   int p_;
   std::int64_t bh_, bkv_, s_, c_, d_;
 };

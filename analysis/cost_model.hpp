@@ -20,6 +20,8 @@
 //         one step = max(t_compute(step), t_pass),   a ring over P chunks = Σ_{steps<P−1} max(·) + t_last,
 //     and the dK/dV reductions are sequential (gemm, collective, slice) except the `ring` variant,
 //     whose accumulator pass overlaps computing the next partial: P−1 steps of max(t_chunk, t_pass) + t_add.
+//     Communication kernels slow concurrent compute by simulation.compute_slowdown σ, which turns
+//     max(t_compute, t_pass) into max(t_pass, t_compute + σ/(1+σ)·t_pass) (derived in cost_model.cpp).
 //
 // On an uncontended cluster (one SP group, single node, or a ring whose every hop is its own link)
 // this is what the replay computes, so the two agree to rounding; tests/compare/ pins that to 2%.

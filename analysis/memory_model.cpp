@@ -50,7 +50,8 @@ struct RsaSizes {
 std::vector<Moment> rsa_moments(const Config& c, bool backward) {
   const RsaSizes z(c);
   const int p = c.strategy.degree;
-  const MemoryTerm in{"q, k, v inputs", z.q + 2 * z.k};
+  const MemoryTerm in = backward ? MemoryTerm{"q, k, v, do inputs", 2 * z.q + 2 * z.k}
+                                 : MemoryTerm{"q, k, v inputs", z.q + 2 * z.k};
   const MemoryTerm bufs{"ring buffers", z.ring_bufs}, blk{"score block", z.blk};
   auto with = [](std::vector<MemoryTerm> a, const std::vector<MemoryTerm>& b) {
     a.insert(a.end(), b.begin(), b.end());
@@ -62,7 +63,7 @@ std::vector<Moment> rsa_moments(const Config& c, bool backward) {
       {"forward V ring", {in, {"scores, probs", 2 * z.s}, {"o", z.q}, bufs, blk}},
   };
   if (!backward) return m;
-  const MemoryTerm held{"o, do", 2 * z.q};
+  const MemoryTerm held{"o", z.q};
   m.push_back({"backward V ring", {in, held, {"probs, dprobs", 2 * z.s}, bufs, blk}});
   m.push_back({"backward dV reduce", with({in, held, {"probs, dprobs", 2 * z.s}}, z.reduction(p))});
   m.push_back({"backward softmax", {in, held, {"probs, dprobs, dscores", 3 * z.s}, {"dV", z.k}}});

@@ -5,18 +5,19 @@
 //   S = B·H·c·s (the s/P × s score rows: scores, probs, dprobs, dscores), Bk = B·H·c·c (one block),
 //   F = B·Hkv·s·d (the full-length dK/dV partial sum of the all-reduce and reduce-scatter variants),
 //   R = min(P−1, 2) ring buffers in flight (the chunk being used and the one arriving).
-// The harness holds q, k, v for the whole step, o from the forward on, and do in backward (In = Q + 2K).
+// The harness (analysis/sim_trace.cpp) creates q, k, v and do before the step and keeps them
+// (In = 2Q + 2K; Q + 2K for passes "fwd"), and holds o from the forward on.
 //   forward   K ring     In + S + R·K + Bk                          (scores, buffers, one block)
 //             softmax    In + 2S                                    (scores, probs)
 //             V ring     In + 2S + Q + R·K + Bk                     (+ o, a probs slice)
-//   backward  V ring     In + 2Q + S  + S + R·K + Bk                (probs kept; dprobs)
-//             dV reduce  In + 2Q + 2S + red                          red: F + K (the full buffer, then the
+//   backward  V ring     In + Q + S  + S + R·K + Bk                 (o; probs kept; dprobs)
+//             dV reduce  In + Q + 2S + red                           red: F + K (the full buffer, then the
 //                                                                   owned slice) for allreduce_slice(_div) and
 //                                                                   reduce_scatter; 3K + Bk for ring (accumulator,
 //                                                                   incoming, partial, its slice)
-//             softmax'   In + 2Q + 3S + K                           (probs, dprobs, dscores; dV)
-//             dq ring    In + 2Q + 2S + K + Q + R·K + Bk            (probs freed; dq)
-//             dK reduce  In + 2Q + 2S + K + Q + red
+//             softmax'   In + Q + 3S + K                            (probs, dprobs, dscores; dV)
+//             dq ring    In + Q + 2S + K + Q + R·K + Bk             (probs freed; dq)
+//             dK reduce  In + Q + 2S + K + Q + red
 // NCCL's internal staging buffers are fixed-size (not proportional to n) and are not counted.
 //
 // The s/P × s rows dominate: S / F = (H/Hkv)·(c/d), so F matters only when s/P is near the head dim;

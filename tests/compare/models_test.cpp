@@ -89,12 +89,13 @@ TEST_CASE("cost model: strategies without a closed form give nullopt") {
 TEST_CASE("memory model: RSA peak by hand for a small shape, all-reduce-then-slice vs reduce-scatter vs ring") {
   // B = 1, H = Hkv = 2, d = 32, s = 64, P = 8 → c = 8; bf16 (2 bytes). Sizes in bytes:
   //   Q = K = 2·8·32·2 = 1024, S = 2·8·64·2 = 2048, block = 2·8·8·2 = 256, F = 2·64·32·2 = 8192,
-  //   two ring buffers = 2048, inputs q, k, v = 3072, o and do = 2048.
+  //   two ring buffers = 2048; the harness's q, k, v, do = 4096 for the whole step, o = 1024 from the
+  //   forward's V ring on.
   // Moments (memory_model.hpp, from the allocation order of strategies/rsa.cpp):
-  //   forward K ring 3072 + 2048 + 2048 + 256 = 7424; softmax 3072 + 4096 = 7168;
-  //   forward V ring 3072 + 4096 + 1024 + 2048 + 256 = 10496; backward V ring 3072 + 2048 + 4096 + 2048
-  //   + 256 = 11520; softmax' 3072 + 2048 + 6144 + 1024 = 12288; dq ring 3072 + 2048 + 4096 + 1024 + 1024
-  //   + 2048 + 256 = 13568; dK reduce 3072 + 2048 + 4096 + 1024 (dV) + 1024 (dq) = 11264 + the reduction:
+  //   forward K ring 4096 + 2048 + 2048 + 256 = 8448; softmax 4096 + 4096 = 8192;
+  //   forward V ring 4096 + 4096 + 1024 + 2048 + 256 = 11520; backward V ring 4096 + 1024 + 4096 + 2048
+  //   + 256 = 11520; softmax' 4096 + 1024 + 6144 + 1024 = 12288; dq ring 4096 + 1024 + 4096 + 1024 + 1024
+  //   + 2048 + 256 = 13568; dK reduce 4096 + 1024 + 4096 + 1024 (dV) + 1024 (dq) = 11264 + the reduction:
   //     allreduce_slice, reduce_scatter: F + owned chunk = 9216 → 20480 (the all-reduce is in place and
   //     the slice is a new tensor; the reduce-scatter output is that same chunk: the two hold equal memory)
   //     ring: accumulator + incoming + partial + block = 3·1024 + 256 = 3328 → 14592.
