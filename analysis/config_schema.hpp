@@ -49,7 +49,7 @@ inline const std::vector<CollectiveKey> collectives = {
     {"protocol", {"auto", "simple", "ll", "ll128"}},
 };
 
-inline const std::vector<std::string> simulation_keys = {"network", "trace_out"};
+inline const std::vector<std::string> simulation_keys = {"network", "trace_out", "compute_slowdown"};
 inline const std::vector<std::string> networks = {"flow", "analytical"};
 
 inline const std::vector<std::string> check_keys = {"dtype", "seed"};

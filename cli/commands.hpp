@@ -11,5 +11,6 @@ namespace spsim::cli {
 using Action = std::function<int()>;
 Action add_check(CLI::App& app);
 Action add_collective(CLI::App& app);
+Action add_simulate(CLI::App& app);
 
 }  // namespace spsim::cli
