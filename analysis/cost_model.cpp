@@ -8,6 +8,7 @@
 #include "runtime/error.hpp"
 #include "sim/cluster/cluster.hpp"
 #include "sim/collectives/collectives.hpp"
+#include "sim/compute/compute_model.hpp"
 #include "sim/engine.hpp"
 #include "sim/network/network.hpp"
 
@@ -19,10 +20,10 @@ using rt::Shape;
 using rt::Trans;
 
 double peak_flops_for(const std::string& gpu_name, const std::map<std::string, double>& peaks, DType dtype) {
-  const char* key = dtype == DType::bf16 ? "bf16" : dtype == DType::f16 ? "fp16" : "fp32";
+  const std::string key = sim::peak_key(dtype);
   auto it = peaks.find(key);
   if (it == peaks.end())
-    throw InputError("cluster.gpu", "GPU '" + gpu_name + "' lists no peak_tflops." + key);
+    throw InputError("workload.dtype", "GPU '" + gpu_name + "' lists no peak for dtype " + key);
   return it->second;
 }
 

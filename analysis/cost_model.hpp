@@ -77,8 +77,8 @@ class HardwareModel {
 [[nodiscard]] std::optional<CostEstimate> closed_form(const Config& config);
 [[nodiscard]] std::optional<CostEstimate> closed_form(const Config& config, const HardwareModel& hw);
 
-// Peak FLOP/s of the GPU for a workload dtype (bf16 → "bf16", fp16 → "fp16", float32 → "fp32",
-// float64 → "fp32": the presets list no FP64 tensor rate, and spsim never simulates float64 training).
+// Peak FLOP/s of the GPU for a workload dtype (the peak_tflops key of sim::peak_key: bf16, fp16, fp32,
+// fp64); InputError at workload.dtype when the GPU lists none.
 [[nodiscard]] double peak_flops_for(const std::string& gpu_name, const std::map<std::string, double>& peaks,
                                     rt::DType dtype);
 

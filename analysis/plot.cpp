@@ -142,19 +142,22 @@ void write_gantt(const std::vector<GanttBar>& bars, const std::string& title, co
 std::vector<GanttBar> gantt_from_chrome_trace(const nlohmann::json& trace) {
   const nlohmann::json& events = trace.is_object() && trace.contains("traceEvents") ? trace.at("traceEvents") : trace;
   if (!events.is_array()) throw std::runtime_error("a Chrome trace must be an array of events or hold traceEvents");
-  std::map<std::pair<int, int>, bool> comm_thread;  // (pid, tid) -> its thread name mentions "comm"
+  std::map<std::pair<int, int>, std::string> thread_names;  // (pid, tid) -> name
   for (const auto& e : events)
     if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name" && e.contains("args"))
-      comm_thread[{e.value("pid", 0), e.value("tid", 0)}] =
-          e["args"].value("name", "").find("comm") != std::string::npos;
+      thread_names[{e.value("pid", 0), e.value("tid", 0)}] = e["args"].value("name", "");
   std::vector<GanttBar> bars;
   for (const auto& e : events) {
     if (e.value("ph", "") != "X") continue;
     const int pid = e.value("pid", 0), tid = e.value("tid", 0);
-    auto it = comm_thread.find({pid, tid});
+    auto it = thread_names.find({pid, tid});
+    // Named threads: "compute" and "comm..." are streams, anything else (phases) is not drawn.
+    const bool comm = it != thread_names.end() ? it->second.find("comm") != std::string::npos : tid == 1;
+    const bool compute = it != thread_names.end() ? it->second == "compute" : tid == 0;
+    if (!comm && !compute) continue;
     GanttBar b;
     b.rank = pid;
-    b.comm = it != comm_thread.end() ? it->second : tid == 1;
+    b.comm = comm;
     b.start_s = e.value("ts", 0.0) * 1e-6;
     b.end_s = b.start_s + e.value("dur", 0.0) * 1e-6;
     bars.push_back(b);

@@ -45,8 +45,8 @@ void write_gantt(const std::vector<GanttBar>& bars, const std::string& title, co
                  const std::string& where = "--gantt");
 
 // The bars of a Chrome trace JSON (what `spsim simulate` writes, DESIGN.md §6): complete events
-// ("ph": "X", "ts"/"dur" in microseconds); pid is the rank, and a thread name containing "comm" (or
-// tid 1) marks the communication stream.
+// ("ph": "X", "ts"/"dur" in microseconds) on the threads named "compute" and "comm" (tid 0 and 1 when
+// unnamed); pid is the rank. Other threads (analysis/sim_chrome.hpp's "phases") are not drawn.
 [[nodiscard]] std::vector<GanttBar> gantt_from_chrome_trace(const nlohmann::json& trace);
 
 }  // namespace spsim::analysis

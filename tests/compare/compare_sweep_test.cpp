@@ -219,8 +219,10 @@ TEST_CASE("gantt: bars from a Chrome trace; one compute and one comm series in t
     {"ph": "M", "name": "thread_name", "pid": 0, "tid": 1, "args": {"name": "comm"}},
     {"ph": "X", "name": "gemm", "pid": 0, "tid": 0, "ts": 0, "dur": 10},
     {"ph": "X", "name": "sendrecv", "pid": 0, "tid": 1, "ts": 2, "dur": 5},
+    {"ph": "M", "name": "thread_name", "pid": 0, "tid": 2, "args": {"name": "phases"}},
+    {"ph": "X", "name": "forward", "pid": 0, "tid": 2, "ts": 0, "dur": 10},
     {"ph": "X", "name": "gemm", "pid": 1, "tid": 0, "ts": 1, "dur": 9}]})");
-  const auto bars = gantt_from_chrome_trace(trace);
+  const auto bars = gantt_from_chrome_trace(trace);  // the phase span is not a bar
   REQUIRE(bars.size() == 3);
   CHECK_FALSE(bars[0].comm);
   CHECK(bars[1].comm);
