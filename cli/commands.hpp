@@ -14,5 +14,6 @@ Action add_collective(CLI::App& app);
 Action add_simulate(CLI::App& app);
 Action add_compare(CLI::App& app);
 Action add_gantt(CLI::App& app);
+Action add_report(CLI::App& app);
 
 }  // namespace spsim::cli
