@@ -44,7 +44,9 @@ struct CostEstimate {
   double compute_s = 0;   // busy time of one rank's compute stream
   double comm_s = 0;      // busy time of one rank's communication stream
   double exposed_comm_s = 0;  // step − compute: communication no compute hides
-  double bytes_sent = 0;  // payload bytes the busiest rank sends (collective formulas, ring passes)
+  // Payload bytes one rank sends: ring passes plus ring-algorithm collective bytes (2(P−1)/P·n for an
+  // all-reduce, (P−1)/P·n for a reduce-scatter); exact where the collectives run as rings.
+  double bytes_sent = 0;
 };
 
 // The cluster's parameters as the closed forms read them: the GPU of the compute model, the routes
