@@ -89,7 +89,9 @@ void write_line_plot(const LinePlot& plot, const fs::path& out, const std::strin
   const TempDir dir;
   script += output_line(out);
   script += "set title " + quoted(plot.title) + "\nset xlabel " + quoted(plot.x_label) + "\nset ylabel " +
-            quoted(plot.y_label) + "\nset grid\nset key outside right top\n";
+            quoted(plot.y_label) + "\nset grid\n";
+  // Many long series names would squeeze the plot: put the key under it.
+  script += plot.series.size() > 6 ? "set key outside below\n" : "set key outside right top\n";
   if (plot.log_x) script += "set logscale x 2\n";
   if (plot.log_y) script += "set logscale y 10\n";
   std::string plot_cmd;
