@@ -41,6 +41,7 @@ models::Workload parse_workload(const JsonObject& root) {
                                    : models::Scope::model;
   out.passes = w.choice_or("passes", schema::passes, "fwd+bwd") == "fwd" ? models::Passes::fwd
                                                                          : models::Passes::fwd_bwd;
+  out.recompute = w.boolean_or("recompute", false);
   return out;
 }
 

@@ -43,6 +43,7 @@ std::vector<Settable> settable(const strategies::Registry& registry) {
   out.push_back({"workload.causal", Kind::boolean, 0, {}});
   out.push_back({"workload.scope", Kind::choice, 0, schema::scopes});
   out.push_back({"workload.passes", Kind::choice, 0, schema::passes});
+  out.push_back({"workload.recompute", Kind::boolean, 0, {}});
   // The cluster schema belongs to the simulator; these are checked for type here, for meaning there.
   out.push_back({"cluster.preset", Kind::text, 0, {}});
   out.push_back({"cluster.gpu", Kind::text, 0, {}});

@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
   track(spsim::cli::add_check(app));
   track(spsim::cli::add_collective(app));
   track(spsim::cli::add_simulate(app));
+  track(spsim::cli::add_compare(app));
+  track(spsim::cli::add_gantt(app));
+  track(spsim::cli::add_report(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
