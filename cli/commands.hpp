@@ -11,5 +11,7 @@ namespace spsim::cli {
 using Action = std::function<int()>;
 Action add_check(CLI::App& app);
 Action add_collective(CLI::App& app);
+Action add_run(CLI::App& app);
+Action add_calibrate(CLI::App& app);
 
 }  // namespace spsim::cli
