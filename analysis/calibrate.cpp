@@ -69,9 +69,17 @@ class Suite {
 
   Benchmark finish(std::string name, std::string unit, bool slowest) {
     const auto t = across_ranks(dev_, comm_, ts_, slowest);
-    Benchmark b{std::move(name), std::move(unit), {}, {}};
+    Benchmark b{std::move(name), std::move(unit), {}, {}, 0};
     for (std::size_t i = 0; i < xs_.size(); ++i) b.points.push_back({xs_[i], t[i]});
-    b.fit = fit_line(xs_, t, "calibrate " + b.name);
+    const auto robust = fit_line_robust(xs_, t, "calibrate " + b.name);
+    b.fit = robust.fit;
+    b.dropped = robust.dropped;
+    if (!(b.fit.beta > 0)) {  // noise swamped the growth: the largest point's rate
+      const auto& last = *std::max_element(b.points.begin(), b.points.end(),
+                                           [](const auto& a, const auto& c) { return a.x < c.x; });
+      b.fit.beta = last.t / last.x;
+      b.fit.alpha = 0;
+    }
     xs_.clear(), ts_.clear();
     return b;
   }
@@ -189,10 +197,7 @@ Benchmark bench_comm(rt::Device& dev, rt::Comm& comm, Suite& s, bool quick, cons
   return s.finish(kind, "B", true);
 }
 
-double rate_of(const Benchmark& b) {
-  if (!(b.fit.beta > 0)) throw std::runtime_error("calibrate: " + b.name + " time does not grow with its size");
-  return 1.0 / b.fit.beta;
-}
+double rate_of(const Benchmark& b) { return 1.0 / b.fit.beta; }
 
 std::string host_name() {
   char buf[256] = {};
@@ -285,16 +290,32 @@ nlohmann::ordered_json calibration_cluster_json(const Calibration& c) {
   return out;
 }
 
+nlohmann::ordered_json calibration_benchmarks_json(const Calibration& c) {
+  auto one = [](const Benchmark& b) {
+    nlohmann::ordered_json pts = nlohmann::ordered_json::array();
+    for (const auto& m : b.points) pts.push_back({m.x, m.t});
+    return nlohmann::ordered_json{{"name", b.name},          {"x_unit", b.x_unit},
+                                  {"points", pts},           {"intercept_s", b.fit.alpha},
+                                  {"rate", b.fit.beta > 0 ? 1.0 / b.fit.beta : 0.0}, {"residual", b.fit.residual},
+                                  {"dropped", b.dropped}};
+  };
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& b : c.compute) out.push_back(one(b));
+  if (c.ranks > 1) out.push_back(one(c.p2p));
+  for (const auto& b : c.collectives) out.push_back(one(b));
+  return out;
+}
+
 std::string render_calibration(const Calibration& c) {
   Table t({{"benchmark", Align::left},
-           {"points", Align::right},
+           {"points (dropped)", Align::right},
            {"intercept", Align::right},
            {"rate", Align::right},
            {"residual (rms rel.)", Align::right}});
   auto add = [&](const Benchmark& b, const std::string& label) {
     const double rate = b.fit.beta > 0 ? 1.0 / b.fit.beta : 0;
     const std::string r = b.x_unit == "FLOP" ? format_fixed(rate / 1e9, 2) + " GFLOP/s" : format_fixed(rate / 1e9, 3) + " GB/s";
-    t.add_row({label, std::to_string(b.fit.points), format_seconds(b.fit.alpha), r, format_fixed(b.fit.residual, 3)});
+    t.add_row({label, std::to_string(b.points.size()) + (b.dropped ? " (" + std::to_string(b.dropped) + ")" : ""), format_seconds(b.fit.alpha), r, format_fixed(b.fit.residual, 3)});
   };
   for (const auto& b : c.compute) add(b, b.name);
   if (c.ranks > 1) add(c.p2p, "p2p (ring sendrecv)");

@@ -2,6 +2,9 @@
 // strategies use, least-squares fits of the simulator's parameters, and the resulting cluster
 // description ("a CPU cluster": one device entry per rank, links and collectives as measured).
 //
+// Fits are fit_line_robust (outliers from other processes on a shared machine are dropped, and
+// counted). A benchmark whose times do not grow with its size (noise swamped it) takes the rate of
+// its largest point instead, x_max / t(x_max).
 // What is measured (every rank at once, so that ranks share cores and memory as in a run; the time of
 // a point is the median over repetitions, averaged over ranks for compute, the slowest rank's for
 // communication) and fitted with fit_line (calibrate_fit.hpp), x in FLOPs or bytes as rt::cost counts
@@ -47,7 +50,8 @@ struct Benchmark {
   std::string name;  // "gemm", "copy", "p2p", "all_reduce", ...
   std::string x_unit;  // "FLOP" or "B"
   std::vector<Measurement> points;
-  LineFit fit;
+  LineFit fit;      // fit_line_robust over the points
+  int dropped = 0;  // outliers left out of the fit
 };
 
 struct Calibration {
@@ -72,6 +76,9 @@ struct Calibration {
 // The cluster section (configs/clusters format with an inline "gpu" object, "collective_fits" and
 // zeroed "tuning") that `simulate`, `compare` and `run --cluster` accept.
 [[nodiscard]] nlohmann::ordered_json calibration_cluster_json(const Calibration& c);
+// Every benchmark's points and fit: {"name", "x_unit", "points": [[x, t_s], ...], "intercept_s", "rate",
+// "residual"}.
+[[nodiscard]] nlohmann::ordered_json calibration_benchmarks_json(const Calibration& c);
 // One row per benchmark: points, fitted intercept and rate, residual; then the derived parameters.
 [[nodiscard]] std::string render_calibration(const Calibration& c);
 

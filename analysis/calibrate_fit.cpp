@@ -1,7 +1,9 @@
 // fit_line: relative least squares for t = α + β·x with α, β ≥ 0.
 #include "analysis/calibrate_fit.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "runtime/error.hpp"
 
@@ -45,6 +47,23 @@ LineFit fit_line(std::span<const double> x, std::span<const double> t, const std
   if (f.beta < 0) f.beta = 0, f.alpha = s.st / s.s;
   f.residual = rms_relative(x, t, f.alpha, f.beta);
   return f;
+}
+
+RobustFit fit_line_robust(std::span<const double> x, std::span<const double> t, const std::string& where) {
+  RobustFit out{fit_line(x, t, where), 0};
+  std::vector<double> err(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) err[i] = std::abs((t[i] - out.fit.alpha - out.fit.beta * x[i]) / t[i]);
+  std::vector<double> sorted = err;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+  const double bound = std::max(0.05, 3 * sorted[sorted.size() / 2]);
+  std::vector<double> kx, kt;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (err[i] <= bound) kx.push_back(x[i]), kt.push_back(t[i]);
+  const bool distinct = !kx.empty() && std::any_of(kx.begin(), kx.end(), [&](double v) { return v != kx[0]; });
+  if (kx.size() == x.size() || kx.size() < 2 || !distinct) return out;
+  out.fit = fit_line(kx, kt, where);
+  out.dropped = static_cast<int>(x.size() - kx.size());
+  return out;
 }
 
 }  // namespace spsim::analysis

@@ -27,4 +27,14 @@ struct LineFit {
 // Needs at least two points with distinct x and every t > 0; otherwise InputError at `where`.
 [[nodiscard]] LineFit fit_line(std::span<const double> x, std::span<const double> t, const std::string& where);
 
+// fit_line, then once more without the outliers: points whose relative error exceeds both 5% and
+// three times the median relative error (a timing hit by another process on a shared machine), if
+// at least two points at distinct x remain. `points` and `residual` describe the final fit; `dropped`
+// counts the outliers.
+struct RobustFit {
+  LineFit fit;
+  int dropped = 0;
+};
+[[nodiscard]] RobustFit fit_line_robust(std::span<const double> x, std::span<const double> t, const std::string& where);
+
 }  // namespace spsim::analysis

@@ -99,7 +99,11 @@ int on_machine(const CalibrateArgs& a) {
       const auto cluster = analysis::calibration_cluster_json(c);
       write_out(a.out, cluster);
       if (a.json)
-        std::cout << nlohmann::ordered_json{{"schema_version", 1}, {"command", "calibrate"}, {"cluster", cluster}}.dump(2)
+        std::cout << nlohmann::ordered_json{{"schema_version", 1},
+                                            {"command", "calibrate"},
+                                            {"cluster", cluster},
+                                            {"benchmarks", analysis::calibration_benchmarks_json(c)}}
+                         .dump(2)
                   << "\n";
       else
         std::cout << analysis::render_calibration(c) << "wrote " << a.out << "\n";
