@@ -57,7 +57,8 @@ int main() {
   const std::int64_t n = 1024;
   Tensor a = random_tensor(dev, {n, n}, 1), b = random_tensor(dev, {n, n}, 2), c = dev.empty({n, n});
   const double gemm_flops = 2.0 * n * n * n;
-  const double gemm_s = best_seconds(reps, [&] { dev.gemm(a, b, c, spsim::rt::Trans::N, spsim::rt::Trans::N); });
+  const double gemm_s =
+      best_seconds(reps, [&] { dev.gemm(a, b, c, spsim::rt::Trans::N, spsim::rt::Trans::N); });
   const double gemm_gflops = gemm_flops / gemm_s * 1e-9;
   std::printf("cpu device, float64, single thread per call\n");
   report("gemm 1024x1024x1024", gemm_flops, gemm_s, 0);
@@ -88,7 +89,8 @@ int main() {
   };
   for (const Case& cs : cases) {
     std::printf("attention 16 x 512 x 512 x 64, %s\n", cs.name);
-    const double f = best_seconds(reps, [&] { dev.attention_block_forward(q, k, v, o, lse, scale, cs.mask); });
+    const double f =
+        best_seconds(reps, [&] { dev.attention_block_forward(q, k, v, o, lse, scale, cs.mask); });
     const double bw = best_seconds(
         reps, [&] { dev.attention_block_backward(q, k, v, o, d_o, lse, dq, dk, dv, scale, cs.mask); });
     const double work = cs.mask.unmasked_fraction() > 0 ? 1.0 : 0.0;  // a skipped block does no flops

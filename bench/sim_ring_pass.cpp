@@ -47,14 +47,15 @@ int main(int argc, char** argv) {
   Collectives coll(*network);
   const int p = static_cast<int>(cluster.gpus().size());
   const auto n = static_cast<std::size_t>(p);
-  RingPass ring{coll, cluster.gpus(), 64.0 * 1024 * 1024, p, p - 1,
-                std::vector<int>(n, 0), std::vector<int>(n, 0), std::vector<int>(n, 0)};
+  RingPass ring{coll,  cluster.gpus(),         64.0 * 1024 * 1024,     p,
+                p - 1, std::vector<int>(n, 0), std::vector<int>(n, 0), std::vector<int>(n, 0)};
   for (int r = 0; r < p; ++r) ring.try_start(r);
   engine.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  std::printf("ring pass: %d ranks (%d x dgx-h100) each pass a 64 MiB block %d times, flow model\n", p, nodes, p - 1);
+  std::printf("ring pass: %d ranks (%d x dgx-h100) each pass a 64 MiB block %d times, flow model\n", p, nodes,
+              p - 1);
   std::printf("  simulated time   %.3f ms\n", engine.now().seconds() * 1e3);
   std::printf("  transfers        %llu\n", static_cast<unsigned long long>(network->stats().transfers));
   std::printf("  events           %llu\n", static_cast<unsigned long long>(engine.events_processed()));

@@ -37,10 +37,14 @@ double parse_size(const std::string& text, const std::string& where) {
   }
   const std::string suffix = text.substr(used);
   double mult = 1;
-  if (suffix == "K" || suffix == "k") mult = 1024.0;
-  else if (suffix == "M" || suffix == "m") mult = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "g") mult = 1024.0 * 1024 * 1024;
-  else if (!suffix.empty()) throw InputError(where, "unknown size suffix '" + suffix + "'; valid: K, M, G");
+  if (suffix == "K" || suffix == "k")
+    mult = 1024.0;
+  else if (suffix == "M" || suffix == "m")
+    mult = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "g")
+    mult = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty())
+    throw InputError(where, "unknown size suffix '" + suffix + "'; valid: K, M, G");
   v = std::floor(v * mult);
   if (!(v >= 0) || v > 1e15) throw InputError(where, "size must be in [0, 1e15] bytes, got '" + text + "'");
   return v;
@@ -49,9 +53,12 @@ double parse_size(const std::string& text, const std::string& where) {
 // nccl-tests' bus bandwidth factor (shared/data): 2(P-1)/P all-reduce, (P-1)/P RS/AG/A2A, 1 sendrecv.
 double busbw_factor(sim::CollectiveKind kind, int p) {
   switch (kind) {
-    case sim::CollectiveKind::all_reduce: return 2.0 * (p - 1) / p;
-    case sim::CollectiveKind::sendrecv: return 1.0;
-    default: return static_cast<double>(p - 1) / p;
+    case sim::CollectiveKind::all_reduce:
+      return 2.0 * (p - 1) / p;
+    case sim::CollectiveKind::sendrecv:
+      return 1.0;
+    default:
+      return static_cast<double>(p - 1) / p;
   }
 }
 
@@ -69,7 +76,10 @@ sim::ClusterConfig load_cluster(const CollectiveArgs& a) {
   try {
     return sim::parse_cluster(section, "");
   } catch (const InputError& e) {
-    throw InputError(e.where() == "preset" ? "--cluster" : e.where() == "nodes" ? "--nodes" : e.where(), message_of(e));
+    throw InputError(e.where() == "preset"  ? "--cluster"
+                     : e.where() == "nodes" ? "--nodes"
+                                            : e.where(),
+                     message_of(e));
   }
 }
 
@@ -89,14 +99,19 @@ std::vector<double> sizes_of(const CollectiveArgs& a) {
 
 int run_collective(const CollectiveArgs& a) {
   const auto kind = sim::parse_collective_kind(a.op);
-  if (!kind) throw InputError("--op", "unknown collective '" + a.op + "'; valid choices: " + sim::kCollectiveKindChoices);
+  if (!kind)
+    throw InputError("--op",
+                     "unknown collective '" + a.op + "'; valid choices: " + sim::kCollectiveKindChoices);
   const auto mode = sim::parse_network_mode(a.network);
-  if (!mode) throw InputError("--network", "unknown network model '" + a.network + "'; valid choices: flow, analytical");
+  if (!mode)
+    throw InputError("--network",
+                     "unknown network model '" + a.network + "'; valid choices: flow, analytical");
   const sim::Cluster cluster(load_cluster(a));
   const auto sizes = sizes_of(a);
   const int p = static_cast<int>(cluster.gpus().size());
   sim::CollectiveCall call{*kind, cluster.gpus(), 0, a.algo, a.protocol, 1};
-  const bool reduces = *kind == sim::CollectiveKind::all_reduce || *kind == sim::CollectiveKind::reduce_scatter;
+  const bool reduces =
+      *kind == sim::CollectiveKind::all_reduce || *kind == sim::CollectiveKind::reduce_scatter;
 
   nlohmann::ordered_json doc;
   doc["schema_version"] = 1;
@@ -110,9 +125,10 @@ int run_collective(const CollectiveArgs& a) {
   if (!a.json) {
     std::printf("# spsim collective: %s on %s, %d node(s), %d ranks, %s network model\n", a.op.c_str(),
                 cluster.config().name.c_str(), cluster.num_nodes(), p, a.network.c_str());
-    std::printf("%14s %13s %6s %5s %16s %6s %12s %9s %9s\n", "size(B)", "count", "type", "redop", "algo", "proto",
-                "time(us)", "algbw", "busbw");
-    std::printf("%14s %13s %6s %5s %16s %6s %12s %9s %9s\n", "", "(elements)", "", "", "", "", "", "(GB/s)", "(GB/s)");
+    std::printf("%14s %13s %6s %5s %16s %6s %12s %9s %9s\n", "size(B)", "count", "type", "redop", "algo",
+                "proto", "time(us)", "algbw", "busbw");
+    std::printf("%14s %13s %6s %5s %16s %6s %12s %9s %9s\n", "", "(elements)", "", "", "", "", "", "(GB/s)",
+                "(GB/s)");
   }
   for (double size : sizes) {
     call.bytes = size;
@@ -122,14 +138,19 @@ int run_collective(const CollectiveArgs& a) {
     const double busbw = algbw * busbw_factor(*kind, p);
     const auto count = static_cast<long long>(size / 4);
     if (a.json) {
-      doc["rows"].push_back({{"size_bytes", static_cast<long long>(size)}, {"count", count}, {"type", "float"},
-                             {"redop", reduces ? "sum" : "none"}, {"algorithm", r.algorithm},
-                             {"protocol", sim::protocol_name(r.protocol)}, {"time_us", r.duration().us()},
-                             {"algbw_GBps", algbw}, {"busbw_GBps", busbw}});
+      doc["rows"].push_back({{"size_bytes", static_cast<long long>(size)},
+                             {"count", count},
+                             {"type", "float"},
+                             {"redop", reduces ? "sum" : "none"},
+                             {"algorithm", r.algorithm},
+                             {"protocol", sim::protocol_name(r.protocol)},
+                             {"time_us", r.duration().us()},
+                             {"algbw_GBps", algbw},
+                             {"busbw_GBps", busbw}});
     } else {
-      std::printf("%14lld %13lld %6s %5s %16s %6s %12.2f %9.2f %9.2f\n", static_cast<long long>(size), count, "float",
-                  reduces ? "sum" : "none", r.algorithm.c_str(), sim::protocol_name(r.protocol), r.duration().us(),
-                  algbw, busbw);
+      std::printf("%14lld %13lld %6s %5s %16s %6s %12.2f %9.2f %9.2f\n", static_cast<long long>(size), count,
+                  "float", reduces ? "sum" : "none", r.algorithm.c_str(), sim::protocol_name(r.protocol),
+                  r.duration().us(), algbw, busbw);
     }
   }
   if (a.json) std::cout << doc.dump(2) << "\n";
@@ -139,7 +160,8 @@ int run_collective(const CollectiveArgs& a) {
 }  // namespace
 
 Action add_collective(CLI::App& app) {
-  auto* sub = app.add_subcommand("collective", "Simulate one collective over a size sweep (nccl-tests columns)");
+  auto* sub =
+      app.add_subcommand("collective", "Simulate one collective over a size sweep (nccl-tests columns)");
   auto a = std::make_shared<CollectiveArgs>();
   sub->add_option("--cluster", a->cluster, "cluster preset (configs/clusters/)")->required();
   auto* nodes = sub->add_option("--nodes", a->nodes, "number of nodes (default: the preset's)");

@@ -48,8 +48,12 @@ Idx kv_index(const AttnProblem& p, Idx bh) {
 
 // Row softmax of scale · q kᵀ over the allowed keys (masked entries exactly 0); lse_row[i] receives
 // log Σ exp of row i's allowed scores. Subtracting the row max first keeps exp() from overflowing.
-Mat attention_probs(const ConstMatMap& q, const ConstMatMap& k, double scale, bool causal, double* lse_row) {
-  Mat p = scale * (q * k.transpose());
+// `p` is an output so that callers looping over heads reuse one S×S buffer (large fresh allocations
+// cost page faults that dominate a big reference run).
+void attention_probs(const ConstMatMap& q, const ConstMatMap& k, double scale, bool causal, double* lse_row,
+                     Mat& p) {
+  p.noalias() = q * k.transpose();
+  p *= scale;
   const Idx cols = p.cols();
   for (Idx i = 0; i < p.rows(); ++i) {
     const Idx allowed = causal ? std::min(i + 1, cols) : cols;
@@ -61,7 +65,6 @@ Mat attention_probs(const ConstMatMap& q, const ConstMatMap& k, double scale, bo
     kept /= sum;
     lse_row[i] = row_max + std::log(sum);
   }
-  return p;
 }
 
 double attention_scale(const AttnProblem& p) {
@@ -273,10 +276,11 @@ AttnRefOut attention_forward(const AttnProblem& problem, std::span<const double>
   AttnRefOut out;
   out.o.resize(q.size());
   out.lse.resize(static_cast<std::size_t>(problem.batch * problem.heads * s));
+  Mat p;
   for (Idx bh = 0; bh < problem.batch * problem.heads; ++bh) {
     const Idx kv = kv_index(problem, bh);
-    const Mat p = attention_probs(block(q, bh, s, d), block(k, kv, s, d), attention_scale(problem),
-                                  problem.causal, out.lse.data() + bh * s);
+    attention_probs(block(q, bh, s, d), block(k, kv, s, d), attention_scale(problem), problem.causal,
+                    out.lse.data() + bh * s, p);
     block(out.o, bh, s, d).noalias() = p * block(v, kv, s, d);
   }
   return out;
@@ -293,16 +297,17 @@ AttnRefGrads attention_backward(const AttnProblem& problem, std::span<const doub
   AttnRefGrads g{std::vector<double>(q.size(), 0.0), std::vector<double>(k.size(), 0.0),
                  std::vector<double>(v.size(), 0.0)};
   std::vector<double> lse_row(static_cast<std::size_t>(s));
+  Mat p, dp, ds;  // S×S buffers reused across heads
   for (Idx bh = 0; bh < problem.batch * problem.heads; ++bh) {
     const Idx kv = kv_index(problem, bh);
     const ConstMatMap q_bh = block(q, bh, s, d);
     const ConstMatMap k_kv = block(k, kv, s, d);
     const ConstMatMap d_o_bh = block(d_o, bh, s, d);
-    const Mat p = attention_probs(q_bh, k_kv, scale, problem.causal, lse_row.data());
+    attention_probs(q_bh, k_kv, scale, problem.causal, lse_row.data(), p);
     block(g.dv, kv, s, d).noalias() += p.transpose() * d_o_bh;
-    const Mat dp = d_o_bh * block(v, kv, s, d).transpose();
+    dp.noalias() = d_o_bh * block(v, kv, s, d).transpose();
     const Vec row_dot = (dp.array() * p.array()).rowwise().sum();
-    const Mat ds = (p.array() * (dp.colwise() - row_dot).array()).matrix();
+    ds = (p.array() * (dp.colwise() - row_dot).array()).matrix();
     block(g.dq, bh, s, d).noalias() = scale * ds * k_kv;
     block(g.dk, kv, s, d).noalias() += scale * ds.transpose() * q_bh;
   }

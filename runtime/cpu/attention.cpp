@@ -40,8 +40,10 @@ T softmax_row(Row s, const T* bias, const T* keep) {
     s.setZero();
     return neg_inf<T>;
   }
-  if (keep == nullptr) s = (s - m).exp();
-  else s = (s - m).min(T(0)).exp() * ConstRowMap<T>(keep, s.size());  // masked scores may exceed m: capped
+  if (keep == nullptr)
+    s = (s - m).exp();
+  else
+    s = (s - m).min(T(0)).exp() * ConstRowMap<T>(keep, s.size());  // masked scores may exceed m: capped
   const T l = s.sum();
   s *= T(1) / l;
   return m + std::log(l);
@@ -65,13 +67,34 @@ AttentionShapes attention_shapes(const Tensor& q, const Tensor& k, const Tensor&
 
 // An output of the backward that may be shared by several query batches (GQA dK/dV): it must have the
 // rows x cols of `like` and a batch count dividing n.
-Batched grad_view(const Tensor& g, const Batched& like, std::int64_t n, std::string_view op, std::string_view arg) {
+Batched grad_view(const Tensor& g, const Batched& like, std::int64_t n, std::string_view op,
+                  std::string_view arg) {
   const Batched b = batched(g, op, arg);
   if (b.rows != like.rows || b.cols != like.cols)
     fail(op, "gradient '" + std::string(arg) + "' " + to_string(g.shape()) + " does not match its input's " +
                  std::to_string(like.rows) + " x " + std::to_string(like.cols) + " matrices");
   check_broadcast(n, b.batch, op, arg);
   return b;
+}
+
+// In place, per row r of a block: p <- P = exp(S - lse_r) (masked entries 0) and dp <- dS = P ⊙ (dP - D_r).
+// Allowed scores never exceed the final lse; masked ones may, so the exponent is capped at 0 to keep exp
+// finite (inf · 0 would be NaN). A row with lse = -inf attends to nothing anywhere and gets no gradient.
+template <class T>
+void probabilities_and_score_grads(Mat<T>& p, Mat<T>& dp, const ConstColMap<T>& lse, const Col<T>& delta,
+                                   const MaskPlan<T>& plan) {
+  for (Eigen::Index r = 0; r < p.rows(); ++r) {
+    if (lse(r) == neg_inf<T>) {
+      p.row(r).setZero();
+      dp.row(r).setZero();
+      continue;
+    }
+    if (plan.kind == MaskKind::partial)
+      p.row(r).array() = (p.row(r).array() - lse(r)).min(T(0)).exp() * plan.keep.row(r).array();
+    else
+      p.row(r).array() = (p.row(r).array() - lse(r)).exp();
+    dp.row(r).array() = p.row(r).array() * (dp.row(r).array() - delta(r));
+  }
 }
 
 }  // namespace
@@ -183,7 +206,8 @@ void attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   const Batched dqs = grad_view(dq, qs, qs.batch, op, "dq");
   const Batched dks = grad_view(dk, ks, qs.batch, op, "dk");
   const Batched dvs = grad_view(dv, vs, qs.batch, op, "dv");
-  for (const auto& [g, name] : {std::pair<const Tensor*, std::string_view>{&dq, "dq"}, {&dk, "dk"}, {&dv, "dv"}})
+  for (const auto& [g, name] :
+       {std::pair<const Tensor*, std::string_view>{&dq, "dq"}, {&dk, "dk"}, {&dv, "dv"}})
     check_no_alias(*g, {&q, &k, &v, &o, &d_o, &lse}, op, name);
   const MaskPlan<T> plan = plan_mask<T>(mask, qs.rows, ks.rows, op);
   if (plan.kind == MaskKind::none || ks.rows == 0 || qs.rows == 0) return;  // no allowed pair: zero gradient
@@ -205,20 +229,7 @@ void attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v,
     delta = (dob.array() * ob.array()).rowwise().sum();  // D = rowsum(dO ⊙ O)
     p.noalias() = sc * qb * kb.transpose();
     dp.noalias() = dob * vb.transpose();
-    for (std::int64_t r = 0; r < sq; ++r) {
-      if (lseb(r) == neg_inf<T>) {  // the row attends to nothing anywhere: it has no gradient
-        p.row(r).setZero();
-        dp.row(r).setZero();
-        continue;
-      }
-      // P = exp(S - lse), masked entries 0. Allowed scores never exceed the final lse; masked ones may,
-      // so the exponent is capped at 0 to keep exp finite (inf · 0 would be NaN).
-      if (plan.kind == MaskKind::partial)
-        p.row(r).array() = (p.row(r).array() - lseb(r)).min(T(0)).exp() * plan.keep.row(r).array();
-      else
-        p.row(r).array() = (p.row(r).array() - lseb(r)).exp();
-      dp.row(r).array() = p.row(r).array() * (dp.row(r).array() - delta(r));  // dS = P ⊙ (dP - D)
-    }
+    probabilities_and_score_grads(p, dp, lseb, delta, plan);
     dvb.noalias() += p.transpose() * dob;
     dqb.noalias() += sc * dp * kb;
     dkb.noalias() += sc * dp.transpose() * qb;
@@ -257,9 +268,9 @@ void merge_attention(Tensor& o, Tensor& lse, const Tensor& o_blk, const Tensor& 
 #define SPSIM_INSTANTIATE(T)                                                                                 \
   template void softmax<T>(const Tensor&, Tensor&, double, const Mask&);                                     \
   template void softmax_backward<T>(const Tensor&, const Tensor&, Tensor&, double);                          \
-  template void attention_block_forward<T>(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&,     \
+  template void attention_block_forward<T>(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&,    \
                                            double, const Mask&);                                             \
-  template void attention_block_backward<T>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,       \
+  template void attention_block_backward<T>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,      \
                                             const Tensor&, const Tensor&, Tensor&, Tensor&, Tensor&, double, \
                                             const Mask&);                                                    \
   template void merge_attention<T>(Tensor&, Tensor&, const Tensor&, const Tensor&);

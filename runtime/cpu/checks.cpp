@@ -60,7 +60,8 @@ MaskPlan<T> plan_mask(const Mask& mask, std::int64_t rows, std::int64_t cols, st
   MaskPlan<T> plan;
   if (!mask.causal) return plan;
   if (mask.rows == nullptr || mask.cols == nullptr) fail(op, "a causal mask needs row and column positions");
-  if (static_cast<std::int64_t>(mask.rows->size()) != rows || static_cast<std::int64_t>(mask.cols->size()) != cols)
+  if (static_cast<std::int64_t>(mask.rows->size()) != rows ||
+      static_cast<std::int64_t>(mask.cols->size()) != cols)
     fail(op, "mask has " + std::to_string(mask.rows->size()) + " x " + std::to_string(mask.cols->size()) +
                  " positions for a block of " + std::to_string(rows) + " x " + std::to_string(cols));
   if (rows == 0 || cols == 0) return plan;
@@ -78,15 +79,17 @@ MaskPlan<T> plan_mask(const Mask& mask, std::int64_t rows, std::int64_t cols, st
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int64_t pos = (*mask.rows)[static_cast<std::size_t>(r)];
     T* keep = plan.keep.row(r).data();
-    for (std::int64_t c = 0; c < cols; ++c) keep[c] = (*mask.cols)[static_cast<std::size_t>(c)] <= pos ? T(1) : T(0);
+    for (std::int64_t c = 0; c < cols; ++c)
+      keep[c] = (*mask.cols)[static_cast<std::size_t>(c)] <= pos ? T(1) : T(0);
   }
-  plan.bias = (plan.keep.array() > T(0)).select(Mat<T>::Zero(rows, cols), -std::numeric_limits<T>::infinity());
+  plan.bias =
+      (plan.keep.array() > T(0)).select(Mat<T>::Zero(rows, cols), -std::numeric_limits<T>::infinity());
   return plan;
 }
 
-#define SPSIM_INSTANTIATE(T)                                                            \
-  template T* data_of<T>(Tensor&, std::string_view, std::string_view);                  \
-  template const T* data_of<T>(const Tensor&, std::string_view, std::string_view);      \
+#define SPSIM_INSTANTIATE(T)                                                       \
+  template T* data_of<T>(Tensor&, std::string_view, std::string_view);             \
+  template const T* data_of<T>(const Tensor&, std::string_view, std::string_view); \
   template MaskPlan<T> plan_mask<T>(const Mask&, std::int64_t, std::int64_t, std::string_view);
 SPSIM_INSTANTIATE(float)
 SPSIM_INSTANTIATE(double)

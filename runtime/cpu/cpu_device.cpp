@@ -6,7 +6,7 @@
 
 namespace spsim::rt {
 
-CpuDevice::CpuDevice(DType dtype) : dtype_(dtype) {
+CpuDevice::CpuDevice(DType dtype) : dtype_(dtype), pool_(std::make_shared<HostPool>()) {
   if (dtype != DType::f32 && dtype != DType::f64)
     throw RuntimeError("cpu device computes in float32 or float64, not " + std::string(dtype_name(dtype)));
 }
@@ -17,7 +17,9 @@ decltype(auto) CpuDevice::dispatch(F&& f) const {
   return f(double{});
 }
 
-Tensor CpuDevice::empty(const Shape& shape) { return make_host_tensor(shape, dtype_); }
+Tensor CpuDevice::empty(const Shape& shape) {
+  return make_host_tensor(shape, dtype_, pool_);
+}
 
 void CpuDevice::fill(Tensor& t, double value) {
   dispatch([&](auto tag) { cpu::fill<decltype(tag)>(t, value); });
@@ -39,7 +41,8 @@ void CpuDevice::copy(const Tensor& src, Tensor& dst) {
   dispatch([&](auto tag) { cpu::copy<decltype(tag)>(src, dst); });
 }
 
-void CpuDevice::gemm(const Tensor& a, const Tensor& b, Tensor& c, Trans ta, Trans tb, double alpha, double beta) {
+void CpuDevice::gemm(const Tensor& a, const Tensor& b, Tensor& c, Trans ta, Trans tb, double alpha,
+                     double beta) {
   dispatch([&](auto tag) { cpu::gemm<decltype(tag)>(a, b, c, ta, tb, alpha, beta); });
 }
 
@@ -51,14 +54,14 @@ void CpuDevice::softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx, 
   dispatch([&](auto tag) { cpu::softmax_backward<decltype(tag)>(y, dy, dx, scale); });
 }
 
-void CpuDevice::attention_block_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse,
-                                        double scale, const Mask& mask) {
+void CpuDevice::attention_block_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                                        Tensor& lse, double scale, const Mask& mask) {
   dispatch([&](auto tag) { cpu::attention_block_forward<decltype(tag)>(q, k, v, o, lse, scale, mask); });
 }
 
 void CpuDevice::attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
-                                         const Tensor& d_o, const Tensor& lse, Tensor& dq, Tensor& dk, Tensor& dv,
-                                         double scale, const Mask& mask) {
+                                         const Tensor& d_o, const Tensor& lse, Tensor& dq, Tensor& dk,
+                                         Tensor& dv, double scale, const Mask& mask) {
   dispatch([&](auto tag) {
     cpu::attention_block_backward<decltype(tag)>(q, k, v, o, d_o, lse, dq, dk, dv, scale, mask);
   });
@@ -106,9 +109,9 @@ void CpuDevice::layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& b
   dispatch([&](auto tag) { cpu::layer_norm<decltype(tag)>(x, gamma, beta, eps, y, mean, rstd); });
 }
 
-void CpuDevice::layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
-                                    const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
-                                    bool accumulate_dx) {
+void CpuDevice::layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                    const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
+                                    Tensor& dbeta, bool accumulate_dx) {
   dispatch([&](auto tag) {
     cpu::layer_norm_backward<decltype(tag)>(x, gamma, mean, rstd, dy, dx, dgamma, dbeta, accumulate_dx);
   });

@@ -1,7 +1,10 @@
 // CpuDevice: the Device op vocabulary computed on the host with Eigen, in float32 or float64.
 #pragma once
 
+#include <memory>
+
 #include "runtime/device.hpp"
+#include "runtime/host_storage.hpp"
 
 namespace spsim::rt {
 
@@ -63,6 +66,7 @@ class CpuDevice final : public Device {
   decltype(auto) dispatch(F&& f) const;
 
   DType dtype_;
+  std::shared_ptr<HostPool> pool_;  // recycles this device's buffers (see host_storage.hpp)
 };
 
 }  // namespace spsim::rt

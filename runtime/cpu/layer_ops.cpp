@@ -100,8 +100,10 @@ void layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mea
     if (pdx == nullptr) continue;
     auto dxr = dxm.row(r).array();
     const T g_mean = g.mean(), gx_mean = (g * xhat).mean();
-    if (accumulate_dx) dxr += rs(r) * (g - g_mean - xhat * gx_mean);
-    else dxr = rs(r) * (g - g_mean - xhat * gx_mean);
+    if (accumulate_dx)
+      dxr += rs(r) * (g - g_mean - xhat * gx_mean);
+    else
+      dxr = rs(r) * (g - g_mean - xhat * gx_mean);
   }
   if (dgamma.defined()) {
     expect_shape(dgamma, {width}, op, "dgamma");
@@ -133,11 +135,12 @@ void gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
     pdx[i] = pdy[i] * (normal_cdf(px[i]) + px[i] * normal_pdf(px[i]));
 }
 
-#define SPSIM_INSTANTIATE(T)                                                                                \
-  template void layer_norm<T>(const Tensor&, const Tensor&, const Tensor&, double, Tensor&, Tensor&, Tensor&); \
-  template void layer_norm_backward<T>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,           \
-                                       const Tensor&, Tensor&, Tensor&, Tensor&, bool);                      \
-  template void gelu<T>(const Tensor&, Tensor&);                                                            \
+#define SPSIM_INSTANTIATE(T)                                                                         \
+  template void layer_norm<T>(const Tensor&, const Tensor&, const Tensor&, double, Tensor&, Tensor&, \
+                              Tensor&);                                                              \
+  template void layer_norm_backward<T>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,   \
+                                       const Tensor&, Tensor&, Tensor&, Tensor&, bool);              \
+  template void gelu<T>(const Tensor&, Tensor&);                                                     \
   template void gelu_backward<T>(const Tensor&, const Tensor&, Tensor&);
 SPSIM_INSTANTIATE(float)
 SPSIM_INSTANTIATE(double)

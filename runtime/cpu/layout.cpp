@@ -19,8 +19,8 @@ Slab slab(const Tensor& t, int dim, std::string_view op, std::string_view arg) {
   const int n = t.ndim();
   const int d = dim < 0 ? dim + n : dim;
   if (d < 0 || d >= n)
-    fail(op, "dim " + std::to_string(dim) + " is out of range for argument '" + std::string(arg) + "' of shape " +
-                 to_string(t.shape()));
+    fail(op, "dim " + std::to_string(dim) + " is out of range for argument '" + std::string(arg) +
+                 "' of shape " + to_string(t.shape()));
   Slab s;
   s.dim = d;
   s.extent = t.dim(d);
@@ -44,8 +44,10 @@ void copy_slab(const T* src, const Slab& s, T* dst, const Slab& d, std::int64_t 
   for (std::int64_t o = 0; o < s.outer; ++o) {
     const T* from = src + o * run;
     T* to = dst + (o * d.extent + at) * d.inner;
-    if (accumulate) ColMap<T>(to, run) += ConstColMap<T>(from, run);
-    else std::copy_n(from, run, to);
+    if (accumulate)
+      ColMap<T>(to, run) += ConstColMap<T>(from, run);
+    else
+      std::copy_n(from, run, to);
   }
 }
 
@@ -89,7 +91,8 @@ void add(const Tensor& a, const Tensor& b, Tensor& out, double alpha, double bet
   expect_shape(out, a.shape(), op, "out");
   const std::int64_t n = a.numel();
   // Coefficient-wise, so out may alias a or b.
-  ColMap<T>(po, n) = static_cast<T>(alpha) * ConstColMap<T>(pa, n) + static_cast<T>(beta) * ConstColMap<T>(pb, n);
+  ColMap<T>(po, n) =
+      static_cast<T>(alpha) * ConstColMap<T>(pa, n) + static_cast<T>(beta) * ConstColMap<T>(pb, n);
 }
 
 template <class T>
@@ -107,7 +110,7 @@ Tensor slice(const Tensor& x, int dim, std::int64_t start, std::int64_t len) {
                  std::to_string(dim) + " of shape " + to_string(x.shape()));
   Shape shape = x.shape();
   shape[static_cast<std::size_t>(xs.dim)] = len;
-  Tensor out = make_host_tensor(shape, dtype_of<T>());
+  Tensor out = make_host_tensor(shape, dtype_of<T>(), pool_of(x));
   T* po = out.data<T>();
   for (std::int64_t o = 0; o < xs.outer; ++o)
     std::copy_n(px + (o * xs.extent + start) * xs.inner, len * xs.inner, po + o * len * xs.inner);
@@ -126,8 +129,8 @@ void slice_assign(Tensor& dst, int dim, std::int64_t start, const Tensor& src, b
                  " outside dim " + std::to_string(dim));
   const Slab ss = slab(src, dim, op, "src");
   if (start < 0 || start + ss.extent > ds.extent)
-    fail(op, "range [" + std::to_string(start) + ", " + std::to_string(start + ss.extent) + ") is outside dim " +
-                 std::to_string(dim) + " of dst " + to_string(dst.shape()));
+    fail(op, "range [" + std::to_string(start) + ", " + std::to_string(start + ss.extent) +
+                 ") is outside dim " + std::to_string(dim) + " of dst " + to_string(dst.shape()));
   copy_slab(ps, ss, pd, ds, start, accumulate);
 }
 
@@ -148,7 +151,7 @@ Tensor concat(std::span<const Tensor> parts, int dim) {
     total += parts[i].dim(first.dim);
   }
   shape[static_cast<std::size_t>(first.dim)] = total;
-  Tensor out = make_host_tensor(shape, dtype_of<T>());
+  Tensor out = make_host_tensor(shape, dtype_of<T>(), pool_of(parts[0]));
   const Slab os = slab(out, first.dim, op, "out");
   std::int64_t at = 0;
   for (const Tensor& part : parts) {
@@ -171,14 +174,15 @@ Tensor permute(const Tensor& x, std::span<const int> perm) {
   if (sorted != identity) fail(op, "perm is not a permutation of the " + std::to_string(n) + " dims of x");
 
   std::vector<std::int64_t> x_stride(static_cast<std::size_t>(n), 1);
-  for (int i = n - 2; i >= 0; --i) x_stride[static_cast<std::size_t>(i)] = x_stride[static_cast<std::size_t>(i) + 1] * x.dim(i + 1);
+  for (int i = n - 2; i >= 0; --i)
+    x_stride[static_cast<std::size_t>(i)] = x_stride[static_cast<std::size_t>(i) + 1] * x.dim(i + 1);
   Shape shape(static_cast<std::size_t>(n));
   std::vector<std::int64_t> stride(static_cast<std::size_t>(n));  // x's stride along each output dim
   for (std::size_t j = 0; j < shape.size(); ++j) {
     shape[j] = x.dim(perm[j]);
     stride[j] = x_stride[static_cast<std::size_t>(perm[j])];
   }
-  Tensor out = make_host_tensor(shape, dtype_of<T>());
+  Tensor out = make_host_tensor(shape, dtype_of<T>(), pool_of(x));
   T* po = out.data<T>();
   if (out.numel() == 0) return out;
   if (n == 0) {
@@ -191,7 +195,8 @@ Tensor permute(const Tensor& x, std::span<const int> perm) {
   std::vector<std::int64_t> idx(static_cast<std::size_t>(n), 0);
   std::int64_t from = 0;
   for (std::int64_t o = 0, runs = out.numel() / run; o < runs; ++o, po += run) {
-    if (step == 1) std::copy_n(px + from, run, po);
+    if (step == 1)
+      std::copy_n(px + from, run, po);
     else
       for (std::int64_t t = 0; t < run; ++t) po[t] = px[from + t * step];
     for (int j = n - 2; j >= 0; --j) {
@@ -205,16 +210,16 @@ Tensor permute(const Tensor& x, std::span<const int> perm) {
   return out;
 }
 
-#define SPSIM_INSTANTIATE(T)                                                               \
-  template void fill<T>(Tensor&, double);                                                  \
-  template void from_host<T>(std::span<const double>, Tensor&);                            \
-  template void to_host<T>(const Tensor&, std::span<double>);                              \
-  template void copy<T>(const Tensor&, Tensor&);                                           \
-  template void add<T>(const Tensor&, const Tensor&, Tensor&, double, double);             \
-  template void scale<T>(Tensor&, double);                                                 \
-  template Tensor slice<T>(const Tensor&, int, std::int64_t, std::int64_t);                \
-  template void slice_assign<T>(Tensor&, int, std::int64_t, const Tensor&, bool);          \
-  template Tensor concat<T>(std::span<const Tensor>, int);                                 \
+#define SPSIM_INSTANTIATE(T)                                                      \
+  template void fill<T>(Tensor&, double);                                         \
+  template void from_host<T>(std::span<const double>, Tensor&);                   \
+  template void to_host<T>(const Tensor&, std::span<double>);                     \
+  template void copy<T>(const Tensor&, Tensor&);                                  \
+  template void add<T>(const Tensor&, const Tensor&, Tensor&, double, double);    \
+  template void scale<T>(Tensor&, double);                                        \
+  template Tensor slice<T>(const Tensor&, int, std::int64_t, std::int64_t);       \
+  template void slice_assign<T>(Tensor&, int, std::int64_t, const Tensor&, bool); \
+  template Tensor concat<T>(std::span<const Tensor>, int);                        \
   template Tensor permute<T>(const Tensor&, std::span<const int>);
 SPSIM_INSTANTIATE(float)
 SPSIM_INSTANTIATE(double)

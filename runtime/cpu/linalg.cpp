@@ -11,10 +11,14 @@ namespace {
 // transposes are folded into the kernel's packing rather than materialised.
 template <class T, class A, class B, class C>
 void multiply_add(const A& a, const B& b, C& c, Trans ta, Trans tb, T alpha) {
-  if (ta == Trans::N && tb == Trans::N) c.noalias() += alpha * a * b;
-  else if (ta == Trans::N) c.noalias() += alpha * a * b.transpose();
-  else if (tb == Trans::N) c.noalias() += alpha * a.transpose() * b;
-  else c.noalias() += alpha * a.transpose() * b.transpose();
+  if (ta == Trans::N && tb == Trans::N)
+    c.noalias() += alpha * a * b;
+  else if (ta == Trans::N)
+    c.noalias() += alpha * a * b.transpose();
+  else if (tb == Trans::N)
+    c.noalias() += alpha * a.transpose() * b;
+  else
+    c.noalias() += alpha * a.transpose() * b.transpose();
 }
 
 // Product of all dims but the last (the "rows" of a row-wise layer op).
@@ -37,13 +41,15 @@ void gemm(const Tensor& a, const Tensor& b, Tensor& c, Trans ta, Trans tb, doubl
   const T* pa = data_of<T>(a, op, "a");
   const T* pb = data_of<T>(b, op, "b");
   T* pc = data_of<T>(c, op, "c");
-  if (c.storage() == a.storage() || c.storage() == b.storage()) fail(op, "output 'c' shares storage with an input");
+  if (c.storage() == a.storage() || c.storage() == b.storage())
+    fail(op, "output 'c' shares storage with an input");
   const Batched A = batched(a, op, "a"), B = batched(b, op, "b"), C = batched(c, op, "c");
   const std::int64_t m = ta == Trans::N ? A.rows : A.cols, ka = ta == Trans::N ? A.cols : A.rows;
   const std::int64_t kb = tb == Trans::N ? B.rows : B.cols, n = tb == Trans::N ? B.cols : B.rows;
   if (ka != kb || C.rows != m || C.cols != n)
-    fail(op, "op(a) is " + std::to_string(m) + " x " + std::to_string(ka) + ", op(b) is " + std::to_string(kb) +
-                 " x " + std::to_string(n) + ", c is " + std::to_string(C.rows) + " x " + std::to_string(C.cols));
+    fail(op, "op(a) is " + std::to_string(m) + " x " + std::to_string(ka) + ", op(b) is " +
+                 std::to_string(kb) + " x " + std::to_string(n) + ", c is " + std::to_string(C.rows) + " x " +
+                 std::to_string(C.cols));
   const std::int64_t nb = std::max({A.batch, B.batch, C.batch});
   check_broadcast(nb, A.batch, op, "a");
   check_broadcast(nb, B.batch, op, "b");
@@ -51,8 +57,10 @@ void gemm(const Tensor& a, const Tensor& b, Tensor& c, Trans ta, Trans tb, doubl
 
   // beta = 0 overwrites c without reading it (as BLAS does), so stale NaNs never leak in.
   MatMap<T> c_all(pc, C.batch * m, n);
-  if (beta == 0.0) c_all.setZero();
-  else if (beta != 1.0) c_all *= static_cast<T>(beta);
+  if (beta == 0.0)
+    c_all.setZero();
+  else if (beta != 1.0)
+    c_all *= static_cast<T>(beta);
   for (std::int64_t i = 0; i < nb; ++i) {
     const ConstMatMap<T> ai(pa + source_batch(i, nb, A.batch) * A.stride(), A.rows, A.cols);
     const ConstMatMap<T> bi(pb + source_batch(i, nb, B.batch) * B.stride(), B.rows, B.cols);
@@ -68,9 +76,12 @@ void linear(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) {
   const T* pw = data_of<T>(w, op, "w");
   T* py = data_of<T>(y, op, "y");
   if (w.ndim() != 2 || x.ndim() < 1 || x.dim(-1) != w.dim(1))
-    fail(op, "x " + to_string(x.shape()) + " and w " + to_string(w.shape()) + " are not [rows, in] and [out, in]");
+    fail(op, "x " + to_string(x.shape()) + " and w " + to_string(w.shape()) +
+                 " are not [rows, in] and [out, in]");
   const std::int64_t rows = leading(x), in = w.dim(1), out = w.dim(0);
   expect_shape(y, with_last(x.shape(), out), op, "y");
+  if (y.storage() == x.storage() || y.storage() == w.storage())
+    fail(op, "output 'y' shares storage with an input");
   const ConstMatMap<T> xm(px, rows, in), wm(pw, out, in);
   MatMap<T> ym(py, rows, out);
   ym.noalias() = xm * wm.transpose();
@@ -88,15 +99,15 @@ void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor&
   const T* pw = data_of<T>(w, op, "w");
   const T* pdy = data_of<T>(dy, op, "dy");
   if (w.ndim() != 2 || x.ndim() < 1 || x.dim(-1) != w.dim(1))
-    fail(op, "x " + to_string(x.shape()) + " and w " + to_string(w.shape()) + " are not [rows, in] and [out, in]");
+    fail(op, "x " + to_string(x.shape()) + " and w " + to_string(w.shape()) +
+                 " are not [rows, in] and [out, in]");
   const std::int64_t rows = leading(x), in = w.dim(1), out = w.dim(0);
   expect_shape(dy, with_last(x.shape(), out), op, "dy");
   const ConstMatMap<T> xm(px, rows, in), wm(pw, out, in), dym(pdy, rows, out);
-  if (dx.defined()) {
+  if (dx.defined()) {  // checked before any output is written
     expect_shape(dx, x.shape(), op, "dx");
-    MatMap<T> dxm(data_of<T>(dx, op, "dx"), rows, in);
-    if (accumulate_dx) dxm.noalias() += dym * wm;
-    else dxm.noalias() = dym * wm;
+    if (dx.storage() == dy.storage() || dx.storage() == w.storage())
+      fail(op, "output 'dx' shares storage with an input");
   }
   if (dw.defined()) {
     expect_shape(dw, w.shape(), op, "dw");
@@ -107,11 +118,19 @@ void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor&
     expect_shape(db, {out}, op, "db");
     Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(data_of<T>(db, op, "db"), out) += dym.colwise().sum();
   }
+  // dx last, so that dx may reuse x's storage.
+  if (dx.defined()) {
+    MatMap<T> dxm(data_of<T>(dx, op, "dx"), rows, in);
+    if (accumulate_dx)
+      dxm.noalias() += dym * wm;
+    else
+      dxm.noalias() = dym * wm;
+  }
 }
 
-#define SPSIM_INSTANTIATE(T)                                                                          \
-  template void gemm<T>(const Tensor&, const Tensor&, Tensor&, Trans, Trans, double, double);         \
-  template void linear<T>(const Tensor&, const Tensor&, const Tensor&, Tensor&);                      \
+#define SPSIM_INSTANTIATE(T)                                                                               \
+  template void gemm<T>(const Tensor&, const Tensor&, Tensor&, Trans, Trans, double, double);              \
+  template void linear<T>(const Tensor&, const Tensor&, const Tensor&, Tensor&);                           \
   template void linear_backward<T>(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&, Tensor&, \
                                    bool);
 SPSIM_INSTANTIATE(float)

@@ -16,7 +16,9 @@ namespace {
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
                                     boost::property<boost::edge_index_t, LinkId>>;
 
-LinkClass slower_class(LinkClass a, LinkClass b) { return static_cast<int>(a) > static_cast<int>(b) ? a : b; }
+LinkClass slower_class(LinkClass a, LinkClass b) {
+  return static_cast<int>(a) > static_cast<int>(b) ? a : b;
+}
 
 }  // namespace
 
@@ -64,8 +66,9 @@ void Cluster::Impl::build_presets() {
     prefix.insert(prefix.begin(), 'n');
     prefix.push_back('.');
     const bool nvswitch = intra.fabric == IntraFabric::nvswitch;
-    const DeviceId sw = add_device({prefix + (nvswitch ? "nvswitch" : "pcie_switch"),
-                                    nvswitch ? DeviceKind::nvswitch : DeviceKind::pcie_switch, n, 0, intra.nvls});
+    const DeviceId sw =
+        add_device({prefix + (nvswitch ? "nvswitch" : "pcie_switch"),
+                    nvswitch ? DeviceKind::nvswitch : DeviceKind::pcie_switch, n, 0, intra.nvls});
     for (int g = 0; g < config.gpus_per_node; ++g) {
       const DeviceId gpu = add_device({prefix + "gpu" + std::to_string(g), DeviceKind::gpu, n, g, false});
       add_link(gpu, sw, intra.link, true);
@@ -109,7 +112,8 @@ const std::vector<LinkId>& Cluster::Impl::tree_from(DeviceId src) const {
     for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(u), graph); e != end; ++e) {
       const LinkId l = index[*e];
       const auto v = static_cast<std::size_t>(boost::target(*e, graph));
-      const std::pair<std::int64_t, int> cand{lat + links[static_cast<std::size_t>(l)].latency.count_ps(), hops + 1};
+      const std::pair<std::int64_t, int> cand{lat + links[static_cast<std::size_t>(l)].latency.count_ps(),
+                                              hops + 1};
       if (cand < best[v]) {
         best[v] = cand;
         pred[v] = l;
@@ -122,8 +126,10 @@ const std::vector<LinkId>& Cluster::Impl::tree_from(DeviceId src) const {
 
 Cluster::Cluster(ClusterConfig config) : impl_(std::make_unique<Impl>()) {
   impl_->config = std::move(config);
-  if (impl_->config.topology) impl_->build_explicit(*impl_->config.topology);
-  else impl_->build_presets();
+  if (impl_->config.topology)
+    impl_->build_explicit(*impl_->config.topology);
+  else
+    impl_->build_presets();
   impl_->tree.resize(impl_->devices.size());
   impl_->routes.resize(impl_->devices.size());
 }
@@ -132,13 +138,27 @@ Cluster::~Cluster() = default;
 Cluster::Cluster(Cluster&&) noexcept = default;
 Cluster& Cluster::operator=(Cluster&&) noexcept = default;
 
-const ClusterConfig& Cluster::config() const { return impl_->config; }
-std::size_t Cluster::num_devices() const { return impl_->devices.size(); }
-std::size_t Cluster::num_links() const { return impl_->links.size(); }
-const Device& Cluster::device(DeviceId d) const { return impl_->devices.at(static_cast<std::size_t>(d)); }
-const Link& Cluster::link(LinkId l) const { return impl_->links[static_cast<std::size_t>(l)]; }
-const std::vector<DeviceId>& Cluster::gpus() const { return impl_->gpus; }
-int Cluster::num_nodes() const { return impl_->nodes; }
+const ClusterConfig& Cluster::config() const {
+  return impl_->config;
+}
+std::size_t Cluster::num_devices() const {
+  return impl_->devices.size();
+}
+std::size_t Cluster::num_links() const {
+  return impl_->links.size();
+}
+const Device& Cluster::device(DeviceId d) const {
+  return impl_->devices.at(static_cast<std::size_t>(d));
+}
+const Link& Cluster::link(LinkId l) const {
+  return impl_->links[static_cast<std::size_t>(l)];
+}
+const std::vector<DeviceId>& Cluster::gpus() const {
+  return impl_->gpus;
+}
+int Cluster::num_nodes() const {
+  return impl_->nodes;
+}
 
 std::optional<DeviceId> Cluster::find_device(const std::string& name) const {
   const auto it = impl_->by_name.find(name);
@@ -173,7 +193,9 @@ const Route& Cluster::route(DeviceId src, DeviceId dst) const {
     const auto& pred = impl_->tree_from(src);
     for (DeviceId v = dst; v != src;) {
       const LinkId l = pred[static_cast<std::size_t>(v)];
-      if (l < 0) throw std::logic_error("Cluster::route: " + device(dst).name + " unreachable from " + device(src).name);
+      if (l < 0)
+        throw std::logic_error("Cluster::route: " + device(dst).name + " unreachable from " +
+                               device(src).name);
       r.links.push_back(l);
       v = impl_->links[static_cast<std::size_t>(l)].from;
     }

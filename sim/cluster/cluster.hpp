@@ -32,9 +32,9 @@ struct Link {
 };
 
 struct Route {
-  std::vector<LinkId> links;  // in order from source to destination; empty when src == dst
-  Time latency{};             // sum of the links' latencies
-  double bottleneck_Bps = 0;  // min capacity along the route (infinity when empty)
+  std::vector<LinkId> links;                 // in order from source to destination; empty when src == dst
+  Time latency{};                            // sum of the links' latencies
+  double bottleneck_Bps = 0;                 // min capacity along the route (infinity when empty)
   LinkClass link_class = LinkClass::nvlink;  // the slowest class crossed: network > pcie > nvlink
 };
 

@@ -18,9 +18,10 @@ using detail::join_path;
 
 namespace {
 
-const std::vector<std::string_view> kClusterKeys = {
-    "preset",     "description", "gpu",      "gpus_per_node",  "nodes",
-    "intra_node", "inter_node",  "tuning",   "topology",       "collective_fits"};
+const std::vector<std::string_view> kClusterKeys = {"preset",        "description", "gpu",
+                                                    "gpus_per_node", "nodes",       "intra_node",
+                                                    "inter_node",    "tuning",      "topology",
+                                                    "collective_fits"};
 
 std::optional<DeviceKind> parse_device_kind(const std::string& s) {
   for (auto k : {DeviceKind::gpu, DeviceKind::nvswitch, DeviceKind::pcie_switch, DeviceKind::nic,
@@ -31,7 +32,8 @@ std::optional<DeviceKind> parse_device_kind(const std::string& s) {
 
 // Link overrides shared by intra_node, inter_node and topology links.
 void apply_link_overrides(LinkSpec& spec, const nlohmann::json& j, const std::string& path) {
-  if (j.contains("bandwidth_GBps")) spec.bandwidth_Bps = get_nonnegative(j, path, "bandwidth_GBps", true) * 1e9;
+  if (j.contains("bandwidth_GBps"))
+    spec.bandwidth_Bps = get_nonnegative(j, path, "bandwidth_GBps", true) * 1e9;
   if (j.contains("efficiency")) {
     spec.efficiency = get_nonnegative(j, path, "efficiency", true);
     if (spec.efficiency > 1) throw InputError(join_path(path, "efficiency"), "must be in (0, 1]");
@@ -40,7 +42,8 @@ void apply_link_overrides(LinkSpec& spec, const nlohmann::json& j, const std::st
 }
 
 // "nvlink4" or {"link": "nvlink4", "bandwidth_GBps": ..., ...}; `extra` lists further allowed keys.
-LinkSpec parse_link_ref(const nlohmann::json& j, const std::string& path, const std::vector<std::string_view>& keys) {
+LinkSpec parse_link_ref(const nlohmann::json& j, const std::string& path,
+                        const std::vector<std::string_view>& keys) {
   if (j.is_string()) return load_link(j.get<std::string>(), path);
   check_keys(j, path, keys);
   LinkSpec spec = load_link(get_string(j, path, "link"), join_path(path, "link"));
@@ -54,9 +57,13 @@ IntraNodeConfig parse_intra(const nlohmann::json& j, const std::string& path) {
   c.fabric = c.link.link_class == LinkClass::pcie ? IntraFabric::pcie : IntraFabric::nvswitch;
   if (j.is_object() && j.contains("fabric")) {
     const std::string f = get_string(j, path, "fabric");
-    if (f == "nvswitch") c.fabric = IntraFabric::nvswitch;
-    else if (f == "pcie") c.fabric = IntraFabric::pcie;
-    else throw InputError(join_path(path, "fabric"), "unknown fabric '" + f + "'; valid choices: nvswitch, pcie");
+    if (f == "nvswitch")
+      c.fabric = IntraFabric::nvswitch;
+    else if (f == "pcie")
+      c.fabric = IntraFabric::pcie;
+    else
+      throw InputError(join_path(path, "fabric"),
+                       "unknown fabric '" + f + "'; valid choices: nvswitch, pcie");
   }
   if (j.is_object() && j.contains("nvls")) c.nvls = get_bool(j, path, "nvls");
   if (c.nvls && c.fabric != IntraFabric::nvswitch)
@@ -115,7 +122,8 @@ ExplicitTopology parse_topology(const nlohmann::json& j, const std::string& path
   check_keys(j, path, {"devices", "links"});
   ExplicitTopology t;
   const std::string dpath = join_path(path, "devices");
-  if (!j.contains("devices") || !j.at("devices").is_array()) throw InputError(dpath, "expected an array of devices");
+  if (!j.contains("devices") || !j.at("devices").is_array())
+    throw InputError(dpath, "expected an array of devices");
   std::map<std::string, DeviceKind> kinds;
   for (std::size_t i = 0; i < j.at("devices").size(); ++i) {
     const auto& d = j.at("devices")[i];
@@ -125,18 +133,21 @@ ExplicitTopology parse_topology(const nlohmann::json& j, const std::string& path
     dev.id = get_string(d, p, "id");
     const std::string kind = get_string(d, p, "kind");
     const auto k = parse_device_kind(kind);
-    if (!k) throw InputError(join_path(p, "kind"), "unknown device kind '" + kind +
-                                                       "'; valid choices: gpu, nvswitch, pcie_switch, nic, switch");
+    if (!k)
+      throw InputError(join_path(p, "kind"), "unknown device kind '" + kind +
+                                                 "'; valid choices: gpu, nvswitch, pcie_switch, nic, switch");
     dev.kind = *k;
     if (d.contains("node")) dev.node = static_cast<int>(get_nonnegative(d, p, "node"));
     if (d.contains("nvls")) dev.nvls = get_bool(d, p, "nvls");
-    if (!kinds.emplace(dev.id, dev.kind).second) throw InputError(join_path(p, "id"), "duplicate id '" + dev.id + "'");
+    if (!kinds.emplace(dev.id, dev.kind).second)
+      throw InputError(join_path(p, "id"), "duplicate id '" + dev.id + "'");
     t.devices.push_back(dev);
   }
   if (std::none_of(t.devices.begin(), t.devices.end(), [](auto& d) { return d.kind == DeviceKind::gpu; }))
     throw InputError(dpath, "the topology has no device of kind 'gpu'");
   const std::string lpath = join_path(path, "links");
-  if (!j.contains("links") || !j.at("links").is_array()) throw InputError(lpath, "expected an array of links");
+  if (!j.contains("links") || !j.at("links").is_array())
+    throw InputError(lpath, "expected an array of links");
   for (std::size_t i = 0; i < j.at("links").size(); ++i) {
     const auto& l = j.at("links")[i];
     const std::string p = lpath + "[" + std::to_string(i) + "]";
@@ -154,10 +165,15 @@ ExplicitTopology parse_topology(const nlohmann::json& j, const std::string& path
     link.spec.link_class = default_link_class(kinds[link.from], kinds[link.to]);
     if (l.contains("class")) {
       const std::string c = get_string(l, p, "class");
-      if (c == "nvlink") link.spec.link_class = LinkClass::nvlink;
-      else if (c == "pcie") link.spec.link_class = LinkClass::pcie;
-      else if (c == "network") link.spec.link_class = LinkClass::network;
-      else throw InputError(join_path(p, "class"), "unknown link class '" + c + "'; valid choices: nvlink, pcie, network");
+      if (c == "nvlink")
+        link.spec.link_class = LinkClass::nvlink;
+      else if (c == "pcie")
+        link.spec.link_class = LinkClass::pcie;
+      else if (c == "network")
+        link.spec.link_class = LinkClass::network;
+      else
+        throw InputError(join_path(p, "class"),
+                         "unknown link class '" + c + "'; valid choices: nvlink, pcie, network");
     }
     if (l.contains("duplex")) link.duplex = get_bool(l, p, "duplex");
     t.links.push_back(link);
@@ -185,8 +201,10 @@ ClusterConfig parse_merged(const nlohmann::json& j, const std::string& path, con
   c.gpus_per_node = detail::get_positive_int(j, path, "gpus_per_node");
   if (!j.contains("intra_node")) throw InputError(join_path(path, "intra_node"), "missing required key");
   c.intra_node = parse_intra(j.at("intra_node"), join_path(path, "intra_node"));
-  if (j.contains("inter_node")) c.inter_node = parse_inter(j.at("inter_node"), join_path(path, "inter_node"));
-  else if (c.nodes > 1) throw InputError(join_path(path, "inter_node"), "required when nodes > 1");
+  if (j.contains("inter_node"))
+    c.inter_node = parse_inter(j.at("inter_node"), join_path(path, "inter_node"));
+  else if (c.nodes > 1)
+    throw InputError(join_path(path, "inter_node"), "required when nodes > 1");
   return c;
 }
 
@@ -194,16 +212,23 @@ ClusterConfig parse_merged(const nlohmann::json& j, const std::string& path, con
 
 const char* device_kind_name(DeviceKind k) {
   switch (k) {
-    case DeviceKind::gpu: return "gpu";
-    case DeviceKind::nvswitch: return "nvswitch";
-    case DeviceKind::pcie_switch: return "pcie_switch";
-    case DeviceKind::nic: return "nic";
-    case DeviceKind::network_switch: return "switch";
+    case DeviceKind::gpu:
+      return "gpu";
+    case DeviceKind::nvswitch:
+      return "nvswitch";
+    case DeviceKind::pcie_switch:
+      return "pcie_switch";
+    case DeviceKind::nic:
+      return "nic";
+    case DeviceKind::network_switch:
+      return "switch";
   }
   return "?";
 }
 
-std::vector<std::string> cluster_presets() { return list_configs("clusters"); }
+std::vector<std::string> cluster_presets() {
+  return list_configs("clusters");
+}
 
 ClusterConfig parse_cluster(const nlohmann::json& section, const std::string& path_prefix) {
   check_keys(section, path_prefix, kClusterKeys);

@@ -76,7 +76,8 @@ struct ClusterConfig {
 // Throws InputError naming `path_prefix` + the JSON path: unknown preset/GPU/link (listing the
 // choices), nodes < 1, negative bandwidth, unknown key, a topology whose GPUs cannot all reach
 // each other.
-[[nodiscard]] ClusterConfig parse_cluster(const nlohmann::json& cluster_section, const std::string& path_prefix);
+[[nodiscard]] ClusterConfig parse_cluster(const nlohmann::json& cluster_section,
+                                          const std::string& path_prefix);
 
 // Shorthand for parse_cluster({"preset": preset, "nodes": nodes}, "cluster").
 [[nodiscard]] ClusterConfig preset_cluster(const std::string& preset, int nodes = 1);

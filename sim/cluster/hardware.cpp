@@ -17,9 +17,12 @@ using detail::join_path;
 
 const char* link_class_name(LinkClass c) {
   switch (c) {
-    case LinkClass::nvlink: return "nvlink";
-    case LinkClass::pcie: return "pcie";
-    case LinkClass::network: return "network";
+    case LinkClass::nvlink:
+      return "nvlink";
+    case LinkClass::pcie:
+      return "pcie";
+    case LinkClass::network:
+      return "network";
   }
   return "?";
 }
@@ -38,7 +41,8 @@ std::vector<std::string> list_configs(const std::string& subdir) {
   return names;
 }
 
-nlohmann::json read_config_json(const std::string& subdir, const std::string& name, const std::string& where) {
+nlohmann::json read_config_json(const std::string& subdir, const std::string& name,
+                                const std::string& where) {
   const auto names = list_configs(subdir);
   if (std::find(names.begin(), names.end(), name) == names.end())
     throw InputError(where, "unknown name '" + name + "'; valid choices: " + detail::join_names(names) +
@@ -57,13 +61,15 @@ static LinkClass parse_link_class(const nlohmann::json& j, const std::string& pa
   if (c == "nvlink") return LinkClass::nvlink;
   if (c == "pcie") return LinkClass::pcie;
   if (c == "network") return LinkClass::network;
-  throw InputError(join_path(path, "class"), "unknown link class '" + c + "'; valid choices: nvlink, pcie, network");
+  throw InputError(join_path(path, "class"),
+                   "unknown link class '" + c + "'; valid choices: nvlink, pcie, network");
 }
 
 LinkSpec load_link(const std::string& name, const std::string& where) {
   const auto j = read_config_json("hardware/links", name, where);
   const std::string path = "hardware/links/" + name + ".json";
-  check_keys(j, path, {"name", "description", "class", "bandwidth_GBps", "efficiency", "latency_us", "source"});
+  check_keys(j, path,
+             {"name", "description", "class", "bandwidth_GBps", "efficiency", "latency_us", "source"});
   LinkSpec s;
   s.name = name;
   s.link_class = parse_link_class(j, path);
@@ -94,7 +100,8 @@ GpuSpec parse_gpu(const nlohmann::json& j, const std::string& path, const std::s
   g.hbm_Bps = get_nonnegative(j, path, "hbm_GBps", true) * 1e9;
   const std::string eff_path = join_path(path, "efficiency");
   const auto& eff = j.at("efficiency");
-  check_keys(eff, eff_path, {"gemm", "attention_forward", "attention_backward", "softmax", "elementwise", "copy"});
+  check_keys(eff, eff_path,
+             {"gemm", "attention_forward", "attention_backward", "softmax", "elementwise", "copy"});
   for (int c = 0; c < 6; ++c) {
     const auto name_c = std::string(rt::op_class_name(static_cast<rt::OpClass>(c)));
     g.efficiency[static_cast<std::size_t>(c)] = get_nonnegative(eff, eff_path, name_c, true);

@@ -5,10 +5,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "runtime/device.hpp"
 #include "sim/time.hpp"
@@ -43,7 +42,7 @@ struct GpuSpec {
   double hbm_Bps = 0;                        // memory bandwidth, bytes per second
   std::array<double, 6> efficiency{};        // indexed by rt::OpClass
   Time launch_overhead{};
-  std::string nvlink;                        // link type name of its NVLink generation ("" = none)
+  std::string nvlink;  // link type name of its NVLink generation ("" = none)
   std::string source;
   [[nodiscard]] double op_efficiency(rt::OpClass c) const { return efficiency[static_cast<std::size_t>(c)]; }
 };

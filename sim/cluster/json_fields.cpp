@@ -22,7 +22,8 @@ void require_object(const nlohmann::json& j, const std::string& path) {
   if (!j.is_object()) throw InputError(path, "expected a JSON object, got " + j.dump());
 }
 
-void check_keys(const nlohmann::json& j, const std::string& path, const std::vector<std::string_view>& allowed) {
+void check_keys(const nlohmann::json& j, const std::string& path,
+                const std::vector<std::string_view>& allowed) {
   require_object(j, path);
   for (const auto& [key, value] : j.items()) {
     if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;

@@ -16,7 +16,8 @@ namespace spsim::sim::detail {
 
 // Throws InputError unless `j` is an object whose keys are all in `allowed`.
 void require_object(const nlohmann::json& j, const std::string& path);
-void check_keys(const nlohmann::json& j, const std::string& path, const std::vector<std::string_view>& allowed);
+void check_keys(const nlohmann::json& j, const std::string& path,
+                const std::vector<std::string_view>& allowed);
 
 [[nodiscard]] std::string get_string(const nlohmann::json& j, const std::string& path, std::string_view key);
 [[nodiscard]] double get_number(const nlohmann::json& j, const std::string& path, std::string_view key);

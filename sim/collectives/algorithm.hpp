@@ -83,7 +83,8 @@ class Algorithm {
   virtual ~Algorithm() = default;
   [[nodiscard]] virtual AlgorithmFamily family() const = 0;
   // Empty if it can run `call` on this group, else the reason (used in error messages).
-  [[nodiscard]] virtual std::string unsupported(const CollectiveCall& call, const GroupShape& shape) const = 0;
+  [[nodiscard]] virtual std::string unsupported(const CollectiveCall& call,
+                                                const GroupShape& shape) const = 0;
   // Schedules the algorithm's transfers; must eventually call run->finish().
   virtual void run(const std::shared_ptr<CollectiveRun>& run) const = 0;
   // Predicted uncontended time (the tuner's model; the header of each algorithm file says how).

@@ -21,12 +21,14 @@ GroupShape make_group_shape(const Cluster& cluster, const std::vector<DeviceId>&
   std::vector<char> seen(cluster.num_devices(), 0);
   for (int r = 0; r < s.size; ++r) {
     const DeviceId d = ranks[static_cast<std::size_t>(r)];
-    if (d < 0 || static_cast<std::size_t>(d) >= cluster.num_devices() || cluster.device(d).kind != DeviceKind::gpu)
+    if (d < 0 || static_cast<std::size_t>(d) >= cluster.num_devices() ||
+        cluster.device(d).kind != DeviceKind::gpu)
       throw InputError("ranks", "rank " + std::to_string(r) + " is not a GPU of the cluster (device id " +
                                     std::to_string(d) + ")");
     if (seen[static_cast<std::size_t>(d)]++)
       throw InputError("ranks", "GPU " + cluster.device(d).name + " appears twice in the group");
-    const auto [it, added] = node_index.emplace(cluster.device(d).node, static_cast<int>(s.node_members.size()));
+    const auto [it, added] =
+        node_index.emplace(cluster.device(d).node, static_cast<int>(s.node_members.size()));
     if (added) s.node_members.emplace_back();
     s.node_members[static_cast<std::size_t>(it->second)].push_back(r);
   }
@@ -66,7 +68,9 @@ CollectiveRun::CollectiveRun(Collectives& owner, CollectiveCall call, GroupShape
   result_.bytes_sent.assign(call_.ranks.size(), 0.0);
 }
 
-const Cluster& CollectiveRun::cluster() const { return owner_.network_.cluster(); }
+const Cluster& CollectiveRun::cluster() const {
+  return owner_.network_.cluster();
+}
 
 void CollectiveRun::record(int rank, double sent) {
   auto& t = result_.rank_finish[static_cast<std::size_t>(rank)];
@@ -78,13 +82,14 @@ void CollectiveRun::transfer(int from, int to, double bytes, std::function<void(
   const DeviceId a = device(from), b = device(to);
   const Route& route = cluster().route(a, b);
   result_.bytes_sent[static_cast<std::size_t>(from)] += bytes;
-  owner_.network_.transfer(a, b, bytes,
-                           [self = shared_from_this(), from, to, then = std::move(then)] {
-                             self->record(from, 0);
-                             self->record(to, 0);
-                             then();
-                           },
-                           TransferOptions{costs_.step(route.link_class), costs_.efficiency});
+  owner_.network_.transfer(
+      a, b, bytes,
+      [self = shared_from_this(), from, to, then = std::move(then)] {
+        self->record(from, 0);
+        self->record(to, 0);
+        then();
+      },
+      TransferOptions{costs_.step(route.link_class), costs_.efficiency});
 }
 
 void CollectiveRun::transfer_device(int rank, DeviceId other, bool to_device, double bytes,
@@ -92,12 +97,13 @@ void CollectiveRun::transfer_device(int rank, DeviceId other, bool to_device, do
   const DeviceId a = to_device ? device(rank) : other, b = to_device ? other : device(rank);
   const Route& route = cluster().route(a, b);
   if (to_device) result_.bytes_sent[static_cast<std::size_t>(rank)] += bytes;
-  owner_.network_.transfer(a, b, bytes,
-                           [self = shared_from_this(), rank, then = std::move(then)] {
-                             self->record(rank, 0);
-                             then();
-                           },
-                           TransferOptions{costs_.step(route.link_class), costs_.efficiency});
+  owner_.network_.transfer(
+      a, b, bytes,
+      [self = shared_from_this(), rank, then = std::move(then)] {
+        self->record(rank, 0);
+        then();
+      },
+      TransferOptions{costs_.step(route.link_class), costs_.efficiency});
 }
 
 void CollectiveRun::start_sub(CollectiveCall sub, std::function<void()> then) {
@@ -164,15 +170,18 @@ bool implements(const AlgorithmInfo& info, CollectiveKind kind) {
   return std::find(info.kinds.begin(), info.kinds.end(), kind) != info.kinds.end();
 }
 
-std::vector<const AlgorithmInfo*> candidate_algorithms(const AlgorithmRegistry& reg, const CollectiveCall& call,
-                                                       const GroupShape& shape) {
+std::vector<const AlgorithmInfo*> candidate_algorithms(const AlgorithmRegistry& reg,
+                                                       const CollectiveCall& call, const GroupShape& shape) {
   const std::string kind = collective_kind_name(call.kind);
   const std::string choices = detail::join_names(reg.names(call.kind)) + ", auto";
   if (call.algorithm != "auto") {
     const AlgorithmInfo* info = reg.find(call.algorithm);
-    if (!info) throw InputError("algorithm", "unknown algorithm '" + call.algorithm + "'; valid choices for " + kind + ": " + choices);
+    if (!info)
+      throw InputError("algorithm", "unknown algorithm '" + call.algorithm + "'; valid choices for " + kind +
+                                        ": " + choices);
     if (!implements(*info, call.kind))
-      throw InputError("algorithm", "'" + call.algorithm + "' does not implement " + kind + "; valid choices: " + choices);
+      throw InputError("algorithm",
+                       "'" + call.algorithm + "' does not implement " + kind + "; valid choices: " + choices);
     if (auto why = reg.algorithm(info->name).unsupported(call, shape); !why.empty())
       throw InputError("algorithm", "'" + call.algorithm + "' cannot run this " + kind + ": " + why);
     return {info};
@@ -180,14 +189,17 @@ std::vector<const AlgorithmInfo*> candidate_algorithms(const AlgorithmRegistry& 
   std::vector<const AlgorithmInfo*> out;
   for (const auto& name : reg.names(call.kind)) {
     const AlgorithmInfo* info = reg.find(name);
-    if (info->tuner_candidate && info->tuner_candidate(shape) && reg.algorithm(name).unsupported(call, shape).empty())
+    if (info->tuner_candidate && info->tuner_candidate(shape) &&
+        reg.algorithm(name).unsupported(call, shape).empty())
       out.push_back(info);
   }
-  if (out.empty()) throw InputError("algorithm", "no algorithm can run this " + kind + "; valid choices: " + choices);
+  if (out.empty())
+    throw InputError("algorithm", "no algorithm can run this " + kind + "; valid choices: " + choices);
   return out;
 }
 
-std::vector<Protocol> candidate_protocols(const std::string& name, AlgorithmFamily family, const std::string& algo) {
+std::vector<Protocol> candidate_protocols(const std::string& name, AlgorithmFamily family,
+                                          const std::string& algo) {
   if (name == "auto") {
     std::vector<Protocol> out;
     for (auto p : {Protocol::simple, Protocol::ll128, Protocol::ll})
@@ -197,7 +209,8 @@ std::vector<Protocol> candidate_protocols(const std::string& name, AlgorithmFami
   const auto p = parse_protocol(name);
   if (!p) throw InputError("protocol", "unknown protocol '" + name + "'; valid choices: " + kProtocolChoices);
   if (!protocol_supported(family, *p))
-    throw InputError("protocol", "'" + name + "' is not available with '" + algo + "' (Simple only); valid: simple, auto");
+    throw InputError(
+        "protocol", "'" + name + "' is not available with '" + algo + "' (Simple only); valid: simple, auto");
   return {*p};
 }
 
@@ -214,7 +227,8 @@ CollectiveChoice Collectives::choose(const CollectiveCall& call) const {
   for (const AlgorithmInfo* info : candidate_algorithms(registry_, call, shape)) {
     const Algorithm& alg = registry_.algorithm(info->name);
     for (Protocol p : candidate_protocols(call.protocol, alg.family(), info->name)) {
-      const auto costs = resolve_protocol(protocols_, p, alg.family(), call.kind, shape.multi_node(), shape.min_per_node);
+      const auto costs =
+          resolve_protocol(protocols_, p, alg.family(), call.kind, shape.multi_node(), shape.min_per_node);
       const Time t = alg.estimate(call, shape, costs);
       if (!best || t < best->predicted) best = CollectiveChoice{info->name, p, t};
     }
@@ -232,10 +246,10 @@ void Collectives::start(const CollectiveCall& call, Done done) {
   }
   const Algorithm* alg = &registry_.algorithm(choice.algorithm);
   GroupShape shape = make_group_shape(network_.cluster(), call.ranks);
-  const auto costs =
-      resolve_protocol(protocols_, choice.protocol, alg->family(), call.kind, shape.multi_node(), shape.min_per_node);
-  auto run = std::make_shared<CollectiveRun>(*this, call, std::move(shape), costs, choice.algorithm, choice.protocol,
-                                             std::move(done));
+  const auto costs = resolve_protocol(protocols_, choice.protocol, alg->family(), call.kind,
+                                      shape.multi_node(), shape.min_per_node);
+  auto run = std::make_shared<CollectiveRun>(*this, call, std::move(shape), costs, choice.algorithm,
+                                             choice.protocol, std::move(done));
   if (run->size() == 1) {
     network_.engine().schedule_after(Time{}, [run] { run->finish(); });
     return;
@@ -243,11 +257,13 @@ void Collectives::start(const CollectiveCall& call, Done done) {
   network_.engine().schedule_after(costs.base_latency, [run, alg] { alg->run(run); });
 }
 
-void Collectives::send(DeviceId src, DeviceId dst, double bytes, Protocol protocol, std::function<void()> done) {
+void Collectives::send(DeviceId src, DeviceId dst, double bytes, Protocol protocol,
+                       std::function<void()> done) {
   const Cluster& cluster = network_.cluster();
   const Route& route = cluster.route(src, dst);
   const bool multi = cluster.device(src).node != cluster.device(dst).node;
-  const auto costs = resolve_protocol(protocols_, protocol, AlgorithmFamily::ring, CollectiveKind::sendrecv, multi, 2);
+  const auto costs =
+      resolve_protocol(protocols_, protocol, AlgorithmFamily::ring, CollectiveKind::sendrecv, multi, 2);
   network_.transfer(src, dst, bytes, std::move(done),
                     TransferOptions{costs.base_latency + costs.step(route.link_class), costs.efficiency});
 }

@@ -61,6 +61,7 @@ class Collectives {
 };
 
 // Runs `call` alone on a fresh engine and network of `cluster` and returns its result.
-[[nodiscard]] CollectiveResult simulate_collective(const Cluster& cluster, NetworkMode mode, const CollectiveCall& call);
+[[nodiscard]] CollectiveResult simulate_collective(const Cluster& cluster, NetworkMode mode,
+                                                   const CollectiveCall& call);
 
 }  // namespace spsim::sim

@@ -15,7 +15,9 @@ namespace {
 class Direct final : public Algorithm {
  public:
   [[nodiscard]] AlgorithmFamily family() const override { return AlgorithmFamily::ring; }
-  [[nodiscard]] std::string unsupported(const CollectiveCall&, const GroupShape&) const override { return ""; }
+  [[nodiscard]] std::string unsupported(const CollectiveCall&, const GroupShape&) const override {
+    return "";
+  }
 
   void run(const std::shared_ptr<CollectiveRun>& run) const override {
     const int p = run->size();
@@ -41,8 +43,10 @@ class Direct final : public Algorithm {
       });
   }
 
-  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) const override {
-    if (call.kind != CollectiveKind::all_to_all) return costs.base_latency + hop_time(g, costs, g.multi_node(), call.bytes);
+  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
+                              const ProtocolCosts& costs) const override {
+    if (call.kind != CollectiveKind::all_to_all)
+      return costs.base_latency + hop_time(g, costs, g.multi_node(), call.bytes);
     const double chunk = call.bytes / g.size;
     Time t{};
     if (g.max_per_node > 1) t = hop_time(g, costs, false, (g.max_per_node - 1) * chunk);
@@ -54,7 +58,8 @@ class Direct final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo direct_algorithm() {
-  return {"direct", "all messages posted at once: all_to_all to every peer, sendrecv to rank+offset",
+  return {"direct",
+          "all messages posted at once: all_to_all to every peer, sendrecv to rank+offset",
           {CollectiveKind::all_to_all, CollectiveKind::sendrecv},
           [](const GroupShape&) { return true; },
           [] { return std::make_unique<Direct>(); }};

@@ -45,7 +45,8 @@ class HalvingDoubling final : public Algorithm {
     run_step_plans(run, std::move(plans), [run] { run->finish(); });
   }
 
-  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) const override {
+  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
+                              const ProtocolCosts& costs) const override {
     // Rank 0 and its partner at distance d share a node iff d is below the ranks per node
     // (node-major rank order on uniform nodes).
     Time t = costs.base_latency;

@@ -35,17 +35,23 @@ class Hierarchical final : public Algorithm {
     for (int l = 0; l < g.max_per_node; ++l) {
       std::vector<int> ranks;
       for (const auto& m : g.node_members) ranks.push_back(m[static_cast<std::size_t>(l)]);
-      across.push_back({CollectiveKind::all_reduce, devices(ranks), run->bytes() / g.max_per_node, "ring", "", 1});
+      across.push_back(
+          {CollectiveKind::all_reduce, devices(ranks), run->bytes() / g.max_per_node, "ring", "", 1});
     }
-    auto phase3 = [run, calls = intra(CollectiveKind::all_gather)] { run_phase(run, calls, [run] { run->finish(); }); };
+    auto phase3 = [run, calls = intra(CollectiveKind::all_gather)] {
+      run_phase(run, calls, [run] { run->finish(); });
+    };
     auto phase2 = [run, across, phase3] { run_phase(run, across, phase3); };
     run_phase(run, intra(CollectiveKind::reduce_scatter), phase2);
   }
 
-  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) const override {
+  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
+                              const ProtocolCosts& costs) const override {
     const double l = g.max_per_node, nn = g.nodes();
-    const Time intra = l > 1 ? static_cast<std::int64_t>(l - 1) * hop_time(g, costs, false, call.bytes / l) : Time{};
-    const Time inter = static_cast<std::int64_t>(2 * (nn - 1)) * hop_time(g, costs, true, call.bytes / (l * nn));
+    const Time intra =
+        l > 1 ? static_cast<std::int64_t>(l - 1) * hop_time(g, costs, false, call.bytes / l) : Time{};
+    const Time inter =
+        static_cast<std::int64_t>(2 * (nn - 1)) * hop_time(g, costs, true, call.bytes / (l * nn));
     return 3 * costs.base_latency + 2 * intra + inter;
   }
 
@@ -64,7 +70,8 @@ class Hierarchical final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo hierarchical_algorithm() {
-  return {"hierarchical", "intra-node ring reduce-scatter, inter-node ring all-reduce per rail, intra-node all-gather",
+  return {"hierarchical",
+          "intra-node ring reduce-scatter, inter-node ring all-reduce per rail, intra-node all-gather",
           {CollectiveKind::all_reduce},
           nullptr,
           [] { return std::make_unique<Hierarchical>(); }};

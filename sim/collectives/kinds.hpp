@@ -12,7 +12,8 @@ enum class CollectiveKind : std::uint8_t { all_reduce, reduce_scatter, all_gathe
 inline constexpr int kCollectiveKinds = 5;
 [[nodiscard]] const char* collective_kind_name(CollectiveKind k);
 [[nodiscard]] std::optional<CollectiveKind> parse_collective_kind(std::string_view name);
-inline constexpr const char* kCollectiveKindChoices = "all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv";
+inline constexpr const char* kCollectiveKindChoices =
+    "all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv";
 
 // NCCL's three wire protocols: Simple (bulk copies, flag per chunk), LL (8-byte flag+data stores,
 // half the bytes are flags), LL128 (128-byte lines with an 8-byte flag).

@@ -16,8 +16,12 @@ class Nvls final : public Algorithm {
  public:
   [[nodiscard]] AlgorithmFamily family() const override { return AlgorithmFamily::nvls; }
   [[nodiscard]] std::string unsupported(const CollectiveCall&, const GroupShape& g) const override {
-    if (g.multi_node()) return "in-switch reduction spans one node's NVSwitch; the group spans " + std::to_string(g.nodes()) + " nodes";
-    if (!g.nvls_switch) return "the group's GPUs are not all attached to an NVSwitch with NVLS (H100/H200/B200 presets have one)";
+    if (g.multi_node())
+      return "in-switch reduction spans one node's NVSwitch; the group spans " + std::to_string(g.nodes()) +
+             " nodes";
+    if (!g.nvls_switch)
+      return "the group's GPUs are not all attached to an NVSwitch with NVLS (H100/H200/B200 presets have "
+             "one)";
     return "";
   }
 
@@ -33,7 +37,8 @@ class Nvls final : public Algorithm {
         });
   }
 
-  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) const override {
+  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
+                              const ProtocolCosts& costs) const override {
     const double bytes = call.bytes * (g.size + 1) / g.size;
     return costs.base_latency + costs.step(LinkClass::nvlink) + g.nvls_hop_latency +
            Time::from_seconds(bytes / (costs.efficiency * g.intra_Bps));
@@ -43,7 +48,8 @@ class Nvls final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo nvls_algorithm() {
-  return {"nvls", "in-switch all-reduce (NVLink SHARP) on one node's NVSwitch; Simple protocol",
+  return {"nvls",
+          "in-switch all-reduce (NVLink SHARP) on one node's NVSwitch; Simple protocol",
           {CollectiveKind::all_reduce},
           [](const GroupShape&) { return true; },
           [] { return std::make_unique<Nvls>(); }};

@@ -15,7 +15,9 @@ namespace {
 class Pairwise final : public Algorithm {
  public:
   [[nodiscard]] AlgorithmFamily family() const override { return AlgorithmFamily::ring; }
-  [[nodiscard]] std::string unsupported(const CollectiveCall&, const GroupShape&) const override { return ""; }
+  [[nodiscard]] std::string unsupported(const CollectiveCall&, const GroupShape&) const override {
+    return "";
+  }
 
   void run(const std::shared_ptr<CollectiveRun>& run) const override {
     const int p = run->size();
@@ -30,7 +32,8 @@ class Pairwise final : public Algorithm {
     run_step_plans(run, std::move(plans), [run] { run->finish(); });
   }
 
-  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) const override {
+  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
+                              const ProtocolCosts& costs) const override {
     const double chunk = call.bytes / g.size;
     const std::int64_t intra_steps = g.max_per_node - 1, inter_steps = g.size - g.max_per_node;
     Time t = costs.base_latency;
@@ -43,7 +46,8 @@ class Pairwise final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo pairwise_algorithm() {
-  return {"pairwise", "pairwise-exchange all-to-all: P-1 steps, step s sends to rank+s and receives from rank-s",
+  return {"pairwise",
+          "pairwise-exchange all-to-all: P-1 steps, step s sends to rank+s and receives from rank-s",
           {CollectiveKind::all_to_all},
           [](const GroupShape&) { return true; },
           [] { return std::make_unique<Pairwise>(); }};

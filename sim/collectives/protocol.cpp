@@ -25,8 +25,9 @@ ProtocolTable nccl_protocol_table() {
 }
 
 static void apply_entry(ProtocolTable::Entry& e, const nlohmann::json& j, const std::string& path) {
-  check_keys(j, path, {"base_latency_us", "tree_base_latency_us", "nvlink_step_latency_us", "pcie_step_latency_us",
-                       "network_step_latency_us"});
+  check_keys(j, path,
+             {"base_latency_us", "tree_base_latency_us", "nvlink_step_latency_us", "pcie_step_latency_us",
+              "network_step_latency_us"});
   auto set = [&](const char* key, Time& out) {
     if (j.contains(key)) out = Time::from_us(get_nonnegative(j, path, key));
   };
@@ -48,8 +49,10 @@ void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std:
     const auto& j = tuning.at("nvls");
     const std::string np = join_path(path, "nvls");
     check_keys(j, np, {"nvlink_latency_us", "network_latency_us", "efficiency"});
-    if (j.contains("nvlink_latency_us")) table.nvls_latency[0] = Time::from_us(get_nonnegative(j, np, "nvlink_latency_us"));
-    if (j.contains("network_latency_us")) table.nvls_latency[1] = Time::from_us(get_nonnegative(j, np, "network_latency_us"));
+    if (j.contains("nvlink_latency_us"))
+      table.nvls_latency[0] = Time::from_us(get_nonnegative(j, np, "nvlink_latency_us"));
+    if (j.contains("network_latency_us"))
+      table.nvls_latency[1] = Time::from_us(get_nonnegative(j, np, "network_latency_us"));
     if (j.contains("efficiency")) table.nvls_efficiency = get_nonnegative(j, np, "efficiency", true);
   }
   if (tuning.contains("source")) table.source = detail::get_string(tuning, path, "source");
@@ -59,8 +62,8 @@ bool protocol_supported(AlgorithmFamily family, Protocol p) {
   return family != AlgorithmFamily::nvls || p == Protocol::simple;
 }
 
-ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, AlgorithmFamily family, CollectiveKind kind,
-                               bool multi_node, int min_gpus_per_node) {
+ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, AlgorithmFamily family,
+                               CollectiveKind kind, bool multi_node, int min_gpus_per_node) {
   const auto& e = table.protocols[static_cast<std::size_t>(p)];
   ProtocolCosts c;
   c.step_latency = e.step_latency;
@@ -73,8 +76,9 @@ ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, Algorithm
   }
   c.base_latency = family == AlgorithmFamily::tree ? e.tree_base_latency : e.ring_base_latency;
   if (p == Protocol::ll)
-    c.efficiency = (multi_node || kind == CollectiveKind::all_reduce) ? table.ll_efficiency_allreduce_or_multinode
-                                                                       : table.ll_efficiency_other;
+    c.efficiency = (multi_node || kind == CollectiveKind::all_reduce)
+                       ? table.ll_efficiency_allreduce_or_multinode
+                       : table.ll_efficiency_other;
   else if (p == Protocol::ll128)
     c.efficiency = min_gpus_per_node < 2 ? table.ll128_efficiency_one_gpu_per_node : table.ll128_efficiency;
   if (family == AlgorithmFamily::tree) c.efficiency *= table.tree_efficiency;

@@ -21,12 +21,16 @@ namespace spsim::sim {
 
 namespace {
 
-int ring_steps(CollectiveKind kind, int p) { return kind == CollectiveKind::all_reduce ? 2 * (p - 1) : p - 1; }
+int ring_steps(CollectiveKind kind, int p) {
+  return kind == CollectiveKind::all_reduce ? 2 * (p - 1) : p - 1;
+}
 
 class Ring final : public Algorithm {
  public:
   [[nodiscard]] AlgorithmFamily family() const override { return AlgorithmFamily::ring; }
-  [[nodiscard]] std::string unsupported(const CollectiveCall&, const GroupShape&) const override { return ""; }
+  [[nodiscard]] std::string unsupported(const CollectiveCall&, const GroupShape&) const override {
+    return "";
+  }
 
   void run(const std::shared_ptr<CollectiveRun>& run) const override {
     const GroupShape& g = run->shape();
@@ -48,7 +52,8 @@ class Ring final : public Algorithm {
     run_step_plans(run, std::move(plans), [run] { run->finish(); });
   }
 
-  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) const override {
+  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
+                              const ProtocolCosts& costs) const override {
     const double n = call.bytes, p = g.size;
     Time step{};
     if (g.max_per_node > 1) step = hop_time(g, costs, false, n / p);
@@ -61,7 +66,8 @@ class Ring final : public Algorithm {
 
 AlgorithmInfo ring_algorithm() {
   return {"ring",
-          "ring reduce-scatter / all-gather, all-reduce = reduce-scatter + all-gather; one ring per NIC across nodes",
+          "ring reduce-scatter / all-gather, all-reduce = reduce-scatter + all-gather; one ring per NIC "
+          "across nodes",
           {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter, CollectiveKind::all_gather},
           [](const GroupShape&) { return true; },
           [] { return std::make_unique<Ring>(); }};

@@ -34,7 +34,8 @@ struct StepExecutor : std::enable_shared_from_this<StepExecutor> {
     const auto t = static_cast<std::size_t>(to);
     ++p.sends_done[static_cast<std::size_t>(pos)];
     p.received[t * steps + static_cast<std::size_t>(s)] = 1;
-    while (p.recv_ready[t] < p.plan.steps && p.received[t * steps + static_cast<std::size_t>(p.recv_ready[t])])
+    while (p.recv_ready[t] < p.plan.steps &&
+           p.received[t * steps + static_cast<std::size_t>(p.recv_ready[t])])
       ++p.recv_ready[t];
     --outstanding;
     try_advance(k, pos);

@@ -56,7 +56,8 @@ TreeShape build_tree(const GroupShape& g, int mirror, int channel) {
     }
   }
   for (int r = 0; r < g.size; ++r)
-    if (const int p = tree.parent[static_cast<std::size_t>(r)]; p >= 0) tree.children[static_cast<std::size_t>(p)].push_back(r);
+    if (const int p = tree.parent[static_cast<std::size_t>(r)]; p >= 0)
+      tree.children[static_cast<std::size_t>(p)].push_back(r);
   return tree;
 }
 
@@ -127,7 +128,9 @@ struct TreeRun : std::enable_shared_from_this<TreeRun> {
 class DoubleBinaryTree final : public Algorithm {
  public:
   [[nodiscard]] AlgorithmFamily family() const override { return AlgorithmFamily::tree; }
-  [[nodiscard]] std::string unsupported(const CollectiveCall&, const GroupShape&) const override { return ""; }
+  [[nodiscard]] std::string unsupported(const CollectiveCall&, const GroupShape&) const override {
+    return "";
+  }
 
   void run(const std::shared_ptr<CollectiveRun>& run) const override {
     auto tr = std::make_shared<TreeRun>();
@@ -172,7 +175,8 @@ class DoubleBinaryTree final : public Algorithm {
             });
   }
 
-  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) const override {
+  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
+                              const ProtocolCosts& costs) const override {
     const std::int64_t chain = g.max_per_node - 1;
     const std::int64_t levels = std::bit_width(static_cast<unsigned>(g.nodes())) - 1;
     const double chunk = std::min(call.bytes / (2 * g.channels), kChunkBytes);
@@ -183,7 +187,8 @@ class DoubleBinaryTree final : public Algorithm {
     // share a node's C NICs, while every tree crosses every rank's NVLink port.
     Time stream = hop_time(g, costs, false, 2 * call.bytes) - hop_time(g, costs, false, 0);
     if (inter)
-      stream = std::max(stream, hop_time(g, costs, true, 2 * call.bytes / g.channels) - hop_time(g, costs, true, 0));
+      stream = std::max(stream,
+                        hop_time(g, costs, true, 2 * call.bytes / g.channels) - hop_time(g, costs, true, 0));
     return costs.base_latency + 2 * (chain * intra_hop + levels * inter_hop) + stream;
   }
 };
@@ -191,10 +196,12 @@ class DoubleBinaryTree final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo tree_algorithm() {
-  return {"tree", "double binary tree all-reduce across nodes, chains inside nodes, pipelined; tuned across nodes only",
-          {CollectiveKind::all_reduce},
-          [](const GroupShape& g) { return g.multi_node(); },
-          [] { return std::make_unique<DoubleBinaryTree>(); }};
+  return {
+      "tree",
+      "double binary tree all-reduce across nodes, chains inside nodes, pipelined; tuned across nodes only",
+      {CollectiveKind::all_reduce},
+      [](const GroupShape& g) { return g.multi_node(); },
+      [] { return std::make_unique<DoubleBinaryTree>(); }};
 }
 
 }  // namespace spsim::sim

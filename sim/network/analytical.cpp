@@ -11,7 +11,8 @@ namespace {
 class AnalyticalNetwork final : public Network {
  public:
   AnalyticalNetwork(Engine& engine, const Cluster& cluster) : engine_(engine), cluster_(cluster) {}
-  void transfer(DeviceId src, DeviceId dst, double bytes, Done done, const TransferOptions& options) override {
+  void transfer(DeviceId src, DeviceId dst, double bytes, Done done,
+                const TransferOptions& options) override {
     ++stats_.transfers;
     const Route& r = cluster_.route(src, dst);
     Time t = r.latency + options.extra_latency;

@@ -12,10 +12,12 @@ FlowNetwork::FlowNetwork(Engine& engine, const Cluster& cluster)
       capacity_(cluster.num_links()),
       link_mark_(cluster.num_links(), 0),
       local_index_(cluster.num_links(), -1) {
-  for (std::size_t l = 0; l < capacity_.size(); ++l) capacity_[l] = cluster.link(static_cast<LinkId>(l)).capacity_Bps;
+  for (std::size_t l = 0; l < capacity_.size(); ++l)
+    capacity_[l] = cluster.link(static_cast<LinkId>(l)).capacity_Bps;
 }
 
-void FlowNetwork::transfer(DeviceId src, DeviceId dst, double bytes, Done done, const TransferOptions& options) {
+void FlowNetwork::transfer(DeviceId src, DeviceId dst, double bytes, Done done,
+                           const TransferOptions& options) {
   ++stats_.transfers;
   const Route& route = cluster_.route(src, dst);
   const double wire = bytes / options.efficiency;
@@ -122,7 +124,8 @@ void FlowNetwork::recompute(const std::vector<LinkId>& seeds) {
     ++f.generation;
     ++stats_.rate_changes;
     const std::uint32_t gen = f.generation;
-    engine_.schedule_at(now + Time::from_seconds(f.remaining / f.rate), [this, slot, gen] { complete(slot, gen); });
+    engine_.schedule_at(now + Time::from_seconds(f.remaining / f.rate),
+                        [this, slot, gen] { complete(slot, gen); });
   }
 }
 

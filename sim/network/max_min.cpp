@@ -6,8 +6,8 @@
 
 namespace spsim::sim {
 
-void MaxMinSolver::solve(std::span<const double> capacity, std::span<const int> offsets, std::span<const int> links,
-                         std::vector<double>& rates) {
+void MaxMinSolver::solve(std::span<const double> capacity, std::span<const int> offsets,
+                         std::span<const int> links, std::vector<double>& rates) {
   const std::size_t n_links = capacity.size();
   const std::size_t n_flows = offsets.empty() ? 0 : offsets.size() - 1;
   rates.assign(n_flows, std::numeric_limits<double>::infinity());
@@ -29,7 +29,9 @@ void MaxMinSolver::solve(std::span<const double> capacity, std::span<const int> 
   version_.assign(n_links, 0);
 
   // Min-heap on (share, link): deterministic tie-break by link index.
-  auto later = [](const Entry& a, const Entry& b) { return a.share != b.share ? a.share > b.share : a.link > b.link; };
+  auto later = [](const Entry& a, const Entry& b) {
+    return a.share != b.share ? a.share > b.share : a.link > b.link;
+  };
   heap_.clear();
   for (std::size_t l = 0; l < n_links; ++l)
     if (unfrozen_[l] > 0) heap_.push_back({remaining_[l] / unfrozen_[l], static_cast<int>(l), 0});
@@ -61,7 +63,8 @@ void MaxMinSolver::solve(std::span<const double> capacity, std::span<const int> 
   }
 }
 
-std::vector<double> max_min_rates(const std::vector<double>& capacity, const std::vector<std::vector<int>>& flows) {
+std::vector<double> max_min_rates(const std::vector<double>& capacity,
+                                  const std::vector<std::vector<int>>& flows) {
   std::vector<int> offsets{0}, links;
   for (const auto& f : flows) {
     links.insert(links.end(), f.begin(), f.end());

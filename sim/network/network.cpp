@@ -13,7 +13,9 @@ std::optional<NetworkMode> parse_network_mode(std::string_view name) {
   return std::nullopt;
 }
 
-const char* network_mode_name(NetworkMode m) { return m == NetworkMode::flow ? "flow" : "analytical"; }
+const char* network_mode_name(NetworkMode m) {
+  return m == NetworkMode::flow ? "flow" : "analytical";
+}
 
 std::unique_ptr<Network> make_network(NetworkMode mode, Engine& engine, const Cluster& cluster) {
   if (mode == NetworkMode::analytical) return make_analytical_network(engine, cluster);

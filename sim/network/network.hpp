@@ -37,7 +37,8 @@ class Network {
  public:
   using Done = std::function<void()>;
   virtual ~Network() = default;
-  virtual void transfer(DeviceId src, DeviceId dst, double bytes, Done done, const TransferOptions& options = {}) = 0;
+  virtual void transfer(DeviceId src, DeviceId dst, double bytes, Done done,
+                        const TransferOptions& options = {}) = 0;
   [[nodiscard]] virtual std::size_t active_flows() const = 0;
   [[nodiscard]] virtual NetworkMode mode() const = 0;
   [[nodiscard]] virtual const NetworkStats& stats() const = 0;

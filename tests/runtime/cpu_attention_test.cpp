@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <thread>
 
 #include "cpu_test_util.hpp"
 
@@ -51,7 +52,9 @@ Values naive_softmax(const Values& x, std::size_t rows, std::size_t cols, double
   for (std::size_t base = 0; base < x.size(); base += rows * cols)
     for (std::size_t r = 0; r < rows; ++r) {
       double m = -inf, l = 0;
-      const auto ok = [&](std::size_t c) { return mask.allowed(static_cast<std::int64_t>(r), static_cast<std::int64_t>(c)); };
+      const auto ok = [&](std::size_t c) {
+        return mask.allowed(static_cast<std::int64_t>(r), static_cast<std::int64_t>(c));
+      };
       for (std::size_t c = 0; c < cols; ++c)
         if (ok(c)) m = std::max(m, scale * x[base + r * cols + c]);
       if (m == -inf) continue;
@@ -81,7 +84,8 @@ Forward naive_attention(const Attention& a, const Values& q, const Values& k, co
     for (std::size_t r = 0; r < a.sq; ++r)
       for (std::size_t c = 0; c < a.sk; ++c) {
         double dot = 0;
-        for (std::size_t t = 0; t < a.d; ++t) dot += q[(i * a.sq + r) * a.d + t] * k[(j * a.sk + c) * a.d + t];
+        for (std::size_t t = 0; t < a.d; ++t)
+          dot += q[(i * a.sq + r) * a.d + t] * k[(j * a.sk + c) * a.d + t];
         s[r * a.sk + c] = dot;
       }
     const Values p = naive_softmax(s, a.sq, a.sk, scale, mask);
@@ -91,7 +95,8 @@ Forward naive_attention(const Attention& a, const Values& q, const Values& k, co
         if (!mask.allowed(static_cast<std::int64_t>(r), static_cast<std::int64_t>(c))) continue;
         l += std::exp(scale * s[r * a.sk + c]);
         f.p[(i * a.sq + r) * a.sk + c] = p[r * a.sk + c];
-        for (std::size_t t = 0; t < a.dv; ++t) f.o[(i * a.sq + r) * a.dv + t] += p[r * a.sk + c] * v[(j * a.sk + c) * a.dv + t];
+        for (std::size_t t = 0; t < a.dv; ++t)
+          f.o[(i * a.sq + r) * a.dv + t] += p[r * a.sk + c] * v[(j * a.sk + c) * a.dv + t];
       }
       f.lse[i * a.sq + r] = std::log(l);  // log(0) = −inf for a row that sees nothing
     }
@@ -114,12 +119,14 @@ Grads naive_attention_backward(const Attention& a, const Values& q, const Values
       Values dp(a.sk, 0.0);
       double pdp = 0;
       for (std::size_t c = 0; c < a.sk; ++c) {
-        for (std::size_t t = 0; t < a.dv; ++t) dp[c] += d_o[(i * a.sq + r) * a.dv + t] * v[(j * a.sk + c) * a.dv + t];
+        for (std::size_t t = 0; t < a.dv; ++t)
+          dp[c] += d_o[(i * a.sq + r) * a.dv + t] * v[(j * a.sk + c) * a.dv + t];
         pdp += f.p[(i * a.sq + r) * a.sk + c] * dp[c];
       }
       for (std::size_t c = 0; c < a.sk; ++c) {
         const double p = f.p[(i * a.sq + r) * a.sk + c], ds = p * (dp[c] - pdp);
-        for (std::size_t t = 0; t < a.dv; ++t) g.dv[(j * a.sk + c) * a.dv + t] += p * d_o[(i * a.sq + r) * a.dv + t];
+        for (std::size_t t = 0; t < a.dv; ++t)
+          g.dv[(j * a.sk + c) * a.dv + t] += p * d_o[(i * a.sq + r) * a.dv + t];
         for (std::size_t t = 0; t < a.d; ++t) {
           g.dq[(i * a.sq + r) * a.d + t] += scale * ds * k[(j * a.sk + c) * a.d + t];
           g.dk[(j * a.sk + c) * a.d + t] += scale * ds * q[(i * a.sq + r) * a.d + t];
@@ -141,7 +148,8 @@ Shape shape3(std::size_t b, std::size_t r, std::size_t c) {
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("cpu softmax: masked rows vs naive, fully masked rows and blocks are zero", T, float, double) {
+TEST_CASE_TEMPLATE("cpu softmax: masked rows vs naive, fully masked rows and blocks are zero", T, float,
+                   double) {
   CpuDevice dev(dtype_of<T>());
   for (const MaskCase& mc : mask_cases()) {
     CAPTURE(mc.name);
@@ -163,10 +171,12 @@ TEST_CASE_TEMPLATE("cpu softmax: masked rows vs naive, fully masked rows and blo
   }
   Tensor x = dev.zeros({4, 3});
   const Positions three{0, 1, 2};
-  CHECK_THROWS_AS(dev.softmax(x, x, 1.0, Mask{true, &three, &three}), RuntimeError);  // 3 row positions for 4 rows
+  CHECK_THROWS_AS(dev.softmax(x, x, 1.0, Mask{true, &three, &three}),
+                  RuntimeError);  // 3 row positions for 4 rows
 }
 
-TEST_CASE_TEMPLATE("cpu softmax_backward: matches finite differences of the masked softmax", T, float, double) {
+TEST_CASE_TEMPLATE("cpu softmax_backward: matches finite differences of the masked softmax", T, float,
+                   double) {
   CpuDevice dev(dtype_of<T>());
   for (const MaskCase& mc : mask_cases()) {
     CAPTURE(mc.name);
@@ -178,20 +188,24 @@ TEST_CASE_TEMPLATE("cpu softmax_backward: matches finite differences of the mask
     dev.softmax(x, y, 1.3, mask);
     dev.softmax_backward(y, dy, dx, 1.3);
     const Values want = cpu_test::finite_difference(
-        [&](const Values& p) { return cpu_test::dot(r, naive_softmax(p, mc.rows.size(), mc.cols.size(), 1.3, mask)); },
+        [&](const Values& p) {
+          return cpu_test::dot(r, naive_softmax(p, mc.rows.size(), mc.cols.size(), 1.3, mask));
+        },
         dev.to_host(x));
     check_close(dev.to_host(dx), want, cpu_test::fd_tolerance<T>());
   }
 }
 
-TEST_CASE_TEMPLATE("cpu attention_block_forward: o and lse vs naive softmax(q kᵀ scale) v", T, float, double) {
+TEST_CASE_TEMPLATE("cpu attention_block_forward: o and lse vs naive softmax(q kᵀ scale) v", T, float,
+                   double) {
   CpuDevice dev(dtype_of<T>());
   for (const MaskCase& mc : mask_cases())
     for (std::size_t bk : {4, 2, 1}) {  // MHA, GQA with 2 query heads per kv head, MQA
       CAPTURE(mc.name);
       CAPTURE(bk);
       const Attention a{4, bk, mc.rows.size(), mc.cols.size(), 3, 2};  // v's head dim differs from q's
-      Tensor q = random_tensor(dev, shape3(a.bq, a.sq, a.d), 50), k = random_tensor(dev, shape3(a.bk, a.sk, a.d), 51);
+      Tensor q = random_tensor(dev, shape3(a.bq, a.sq, a.d), 50),
+             k = random_tensor(dev, shape3(a.bk, a.sk, a.d), 51);
       Tensor v = random_tensor(dev, shape3(a.bk, a.sk, a.dv), 52);
       Tensor o = dev.empty(shape3(a.bq, a.sq, a.dv)), lse = dev.empty({4, static_cast<std::int64_t>(a.sq)});
       const Mask mask = mc.mask();
@@ -200,10 +214,12 @@ TEST_CASE_TEMPLATE("cpu attention_block_forward: o and lse vs naive softmax(q k�
       check_close(dev.to_host(o), want.o, cpu_test::tolerance<T>());
       check_close(dev.to_host(lse), want.lse, cpu_test::tolerance<T>());
     }
-  Tensor q = dev.zeros({2, 4, 3}), k = dev.zeros({3, 5, 3}), o = dev.zeros({2, 4, 3}), lse = dev.zeros({2, 4});
+  Tensor q = dev.zeros({2, 4, 3}), k = dev.zeros({3, 5, 3}), o = dev.zeros({2, 4, 3}),
+         lse = dev.zeros({2, 4});
   CHECK_THROWS_AS(dev.attention_block_forward(q, k, k, o, lse, 1.0, Mask{}), RuntimeError);  // 3 ∤ 2 batches
   Tensor k2 = dev.zeros({2, 5, 4});
-  CHECK_THROWS_AS(dev.attention_block_forward(q, k2, k2, o, lse, 1.0, Mask{}), RuntimeError);  // head dims 3 vs 4
+  CHECK_THROWS_AS(dev.attention_block_forward(q, k2, k2, o, lse, 1.0, Mask{}),
+                  RuntimeError);  // head dims 3 vs 4
 }
 
 TEST_CASE_TEMPLATE("cpu attention_block_backward: accumulates the chain-rule gradients of naive attention", T,
@@ -214,15 +230,19 @@ TEST_CASE_TEMPLATE("cpu attention_block_backward: accumulates the chain-rule gra
       CAPTURE(mc.name);
       CAPTURE(bk);
       const Attention a{4, bk, mc.rows.size(), mc.cols.size(), 3, 2};
-      Tensor q = random_tensor(dev, shape3(a.bq, a.sq, a.d), 60), k = random_tensor(dev, shape3(a.bk, a.sk, a.d), 61);
-      Tensor v = random_tensor(dev, shape3(a.bk, a.sk, a.dv), 62), d_o = random_tensor(dev, shape3(a.bq, a.sq, a.dv), 63);
+      Tensor q = random_tensor(dev, shape3(a.bq, a.sq, a.d), 60),
+             k = random_tensor(dev, shape3(a.bk, a.sk, a.d), 61);
+      Tensor v = random_tensor(dev, shape3(a.bk, a.sk, a.dv), 62),
+             d_o = random_tensor(dev, shape3(a.bq, a.sq, a.dv), 63);
       const Mask mask = mc.mask();
       const Values hq = dev.to_host(q), hk = dev.to_host(k), hv = dev.to_host(v);
       const Forward f = naive_attention(a, hq, hk, hv, 0.6, mask);
       const Grads want = naive_attention_backward(a, hq, hk, hv, dev.to_host(d_o), f, 0.6);
-      Tensor o = dev.from_host(f.o, shape3(a.bq, a.sq, a.dv)), lse = dev.from_host(f.lse, {4, static_cast<std::int64_t>(a.sq)});
+      Tensor o = dev.from_host(f.o, shape3(a.bq, a.sq, a.dv)),
+             lse = dev.from_host(f.lse, {4, static_cast<std::int64_t>(a.sq)});
       // Start the gradients from known values: the op adds to them.
-      Tensor dq = random_tensor(dev, q.shape(), 64), dk = random_tensor(dev, k.shape(), 65), dv = random_tensor(dev, v.shape(), 66);
+      Tensor dq = random_tensor(dev, q.shape(), 64), dk = random_tensor(dev, k.shape(), 65),
+             dv = random_tensor(dev, v.shape(), 66);
       const Values dq0 = dev.to_host(dq), dk0 = dev.to_host(dk), dv0 = dev.to_host(dv);
       dev.attention_block_backward(q, k, v, o, d_o, lse, dq, dk, dv, 0.6, mask);
       check_close(dev.to_host(dq), plus(dq0, want.dq), cpu_test::tolerance<T>());
@@ -235,7 +255,8 @@ TEST_CASE_TEMPLATE("cpu attention_block_backward: accumulates the chain-rule gra
 // them overflows in both float32 and float64, and only the masking keeps o, lse and the gradients finite.
 // Expected values still come from the naive formulas; the wider tolerance covers the rounding of scores
 // of magnitude ~1e3 (it moves each probability by ~1e3 ulps relative).
-TEST_CASE_TEMPLATE("cpu attention: huge scores under a partial mask stay finite and exact", T, float, double) {
+TEST_CASE_TEMPLATE("cpu attention: huge scores under a partial mask stay finite and exact", T, float,
+                   double) {
   CpuDevice dev(dtype_of<T>());
   const MaskCase mc{"striped", true, {1, 3, 5, 7}, {0, 2, 4, 6, 8}};
   const Mask mask = mc.mask();
@@ -265,8 +286,8 @@ TEST_CASE_TEMPLATE("cpu attention: huge scores under a partial mask stay finite 
 // block's backward with the final o and lse (backward), must give full attention: this is the ring /
 // flash-attention decomposition. Scenario A has a block that no row may see and rows that see only
 // the first block; in scenario B two query rows see no key at all.
-TEST_CASE_TEMPLATE("cpu merge_attention: merged key blocks equal full attention, forward and backward", T, float,
-                   double) {
+TEST_CASE_TEMPLATE("cpu merge_attention: merged key blocks equal full attention, forward and backward", T,
+                   float, double) {
   CpuDevice dev(dtype_of<T>());
   struct Scenario {
     std::string name;
@@ -283,8 +304,10 @@ TEST_CASE_TEMPLATE("cpu merge_attention: merged key blocks equal full attention,
     const bool causal = !sc.rows.empty();
     const Attention a{4, 2, 4, static_cast<std::size_t>(sc.splits.back()), 3, 3};
     const auto sk = static_cast<std::int64_t>(a.sk);
-    Tensor q = random_tensor(dev, shape3(a.bq, a.sq, a.d), 70), k = random_tensor(dev, shape3(a.bk, a.sk, a.d), 71);
-    Tensor v = random_tensor(dev, shape3(a.bk, a.sk, a.dv), 72), d_o = random_tensor(dev, shape3(a.bq, a.sq, a.dv), 73);
+    Tensor q = random_tensor(dev, shape3(a.bq, a.sq, a.d), 70),
+           k = random_tensor(dev, shape3(a.bk, a.sk, a.d), 71);
+    Tensor v = random_tensor(dev, shape3(a.bk, a.sk, a.dv), 72),
+           d_o = random_tensor(dev, shape3(a.bq, a.sq, a.dv), 73);
     const Mask full{causal, &sc.rows, &sc.cols};
     const Values hq = dev.to_host(q), hk = dev.to_host(k), hv = dev.to_host(v);
     const Forward want = naive_attention(a, hq, hk, hv, 0.5, full);
@@ -295,9 +318,10 @@ TEST_CASE_TEMPLATE("cpu merge_attention: merged key blocks equal full attention,
     Tensor o_blk = dev.empty_like(o), lse_blk = dev.empty_like(lse);
     for (std::size_t b = 0; b + 1 < sc.splits.size(); ++b) {
       const std::int64_t start = sc.splits[b], len = sc.splits[b + 1] - start;
-      const Positions cols = causal ? Positions(sc.cols.begin() + start, sc.cols.begin() + start + len) : Positions{};
-      dev.attention_block_forward(q, dev.slice(k, 1, start, len), dev.slice(v, 1, start, len), o_blk, lse_blk, 0.5,
-                                  Mask{causal, &sc.rows, &cols});
+      const Positions cols =
+          causal ? Positions(sc.cols.begin() + start, sc.cols.begin() + start + len) : Positions{};
+      dev.attention_block_forward(q, dev.slice(k, 1, start, len), dev.slice(v, 1, start, len), o_blk, lse_blk,
+                                  0.5, Mask{causal, &sc.rows, &cols});
       dev.merge_attention(o, lse, o_blk, lse_blk);
     }
     check_close(dev.to_host(o), want.o, cpu_test::tolerance<T>());
@@ -306,10 +330,11 @@ TEST_CASE_TEMPLATE("cpu merge_attention: merged key blocks equal full attention,
     Tensor dq = dev.zeros(q.shape()), dk = dev.zeros(k.shape()), dv = dev.zeros(v.shape());
     for (std::size_t b = 0; b + 1 < sc.splits.size(); ++b) {
       const std::int64_t start = sc.splits[b], len = sc.splits[b + 1] - start;
-      const Positions cols = causal ? Positions(sc.cols.begin() + start, sc.cols.begin() + start + len) : Positions{};
+      const Positions cols =
+          causal ? Positions(sc.cols.begin() + start, sc.cols.begin() + start + len) : Positions{};
       Tensor dk_blk = dev.zeros({2, len, 3}), dv_blk = dev.zeros({2, len, 3});
-      dev.attention_block_backward(q, dev.slice(k, 1, start, len), dev.slice(v, 1, start, len), o, d_o, lse, dq,
-                                   dk_blk, dv_blk, 0.5, Mask{causal, &sc.rows, &cols});
+      dev.attention_block_backward(q, dev.slice(k, 1, start, len), dev.slice(v, 1, start, len), o, d_o, lse,
+                                   dq, dk_blk, dv_blk, 0.5, Mask{causal, &sc.rows, &cols});
       dev.slice_assign(dk, 1, start, dk_blk);
       dev.slice_assign(dv, 1, start, dv_blk);
     }
@@ -329,10 +354,37 @@ TEST_CASE_TEMPLATE("cpu merge_attention: closed form on hand-picked log-sum-exps
   Tensor ob = dev.from_host(Values{5, 6, 7, 8, 9, 10, 11, 12}, {4, 2});
   Tensor lb = dev.from_host(Values{std::log(3.0), 0.0, -inf, -inf}, {4});
   dev.merge_attention(o, lse, ob, lb);
-  check_close(dev.to_host(o), {0.25 * 1 + 0.75 * 5, 0.25 * 2 + 0.75 * 6, 7, 8, 5, 6, 0, 0}, cpu_test::tolerance<T>());
+  check_close(dev.to_host(o), {0.25 * 1 + 0.75 * 5, 0.25 * 2 + 0.75 * 6, 7, 8, 5, 6, 0, 0},
+              cpu_test::tolerance<T>());
   check_close(dev.to_host(lse), {std::log(4.0), 0.0, 0.0, -inf}, cpu_test::tolerance<T>());
   Tensor wrong = dev.zeros({4, 3});
   CHECK_THROWS_AS(dev.merge_attention(o, lse, wrong, lb), RuntimeError);
+}
+
+// Ranks of the threads backend each own a CpuDevice and run at once: devices share no mutable state, so
+// results computed concurrently equal those computed one after the other (and TSan sees no race).
+TEST_CASE("cpu device: independent instances run concurrently with identical results") {
+  const MaskCase mc{"striped", true, {1, 3, 5, 7}, {0, 2, 4, 6, 8}};
+  auto run = [&mc](std::uint32_t seed) {
+    CpuDevice dev(DType::f64);
+    Tensor q = random_tensor(dev, {2, 4, 8}, seed), k = random_tensor(dev, {1, 5, 8}, seed + 1);
+    Tensor v = random_tensor(dev, {1, 5, 8}, seed + 2), o = dev.empty({2, 4, 8}), lse = dev.empty({2, 4});
+    dev.attention_block_forward(q, k, v, o, lse, 0.35, mc.mask());
+    Tensor dq = dev.zeros(q.shape()), dk = dev.zeros(k.shape()), dv = dev.zeros(v.shape());
+    dev.attention_block_backward(q, k, v, o, o, lse, dq, dk, dv, 0.35, mc.mask());
+    Values all = dev.to_host(o);
+    for (const Tensor* t : {&lse, &dq, &dk, &dv}) {
+      const Values h = dev.to_host(*t);
+      all.insert(all.end(), h.begin(), h.end());
+    }
+    return all;
+  };
+  std::vector<Values> sequential, concurrent(4);
+  for (std::uint32_t r = 0; r < 4; ++r) sequential.push_back(run(10 * r));
+  std::vector<std::thread> threads;
+  for (std::uint32_t r = 0; r < 4; ++r) threads.emplace_back([&, r] { concurrent[r] = run(10 * r); });
+  for (auto& t : threads) t.join();
+  for (std::size_t r = 0; r < 4; ++r) CHECK(concurrent[r] == sequential[r]);
 }
 
 }  // namespace spsim::rt

@@ -20,8 +20,9 @@ using cpu_test::Values;
 
 // Naive batched gemm over float64 host copies, with the broadcasting of device.hpp: op batch i reads
 // a[i / (n/ba)], b[i / (n/bb)] and adds into c[i / (n/bc)].
-Values naive_gemm(const Values& a, const Values& b, Values c, std::int64_t ba, std::int64_t bb, std::int64_t bc,
-                  std::int64_t m, std::int64_t n, std::int64_t k, Trans ta, Trans tb, double alpha, double beta) {
+Values naive_gemm(const Values& a, const Values& b, Values c, std::int64_t ba, std::int64_t bb,
+                  std::int64_t bc, std::int64_t m, std::int64_t n, std::int64_t k, Trans ta, Trans tb,
+                  double alpha, double beta) {
   const std::int64_t nb = std::max({ba, bb, bc});
   for (auto& x : c) x = beta == 0.0 ? 0.0 : beta * x;
   for (std::int64_t i = 0; i < nb; ++i) {
@@ -32,7 +33,8 @@ Values naive_gemm(const Values& a, const Values& b, Values c, std::int64_t ba, s
       for (std::int64_t col = 0; col < n; ++col) {
         double s = 0;
         for (std::int64_t t = 0; t < k; ++t)
-          s += (ta == Trans::N ? ai[r * k + t] : ai[t * m + r]) * (tb == Trans::N ? bi[t * n + col] : bi[col * k + t]);
+          s += (ta == Trans::N ? ai[r * k + t] : ai[t * m + r]) *
+               (tb == Trans::N ? bi[t * n + col] : bi[col * k + t]);
         ci[r * n + col] += alpha * s;
       }
   }
@@ -72,7 +74,8 @@ TEST_CASE_TEMPLATE("cpu device: host round trip, fill, copy, zeros", T, float, d
   CHECK_THROWS_AS((void)dev.to_host(other.zeros({2})), RuntimeError);  // wrong dtype names the op
 }
 
-TEST_CASE_TEMPLATE("cpu gemm: all transposes, alpha/beta, batch broadcasting vs naive loops", T, float, double) {
+TEST_CASE_TEMPLATE("cpu gemm: all transposes, alpha/beta, batch broadcasting vs naive loops", T, float,
+                   double) {
   CpuDevice dev(dtype_of<T>());
   const std::int64_t m = 3, n = 5, k = 4;
   struct Batches {
@@ -80,8 +83,12 @@ TEST_CASE_TEMPLATE("cpu gemm: all transposes, alpha/beta, batch broadcasting vs 
     bool two_d;
   };
   // 2-D; plain batched; b shared (GQA-like); a shared; output summed over pairs of batches; both.
-  const std::array<Batches, 6> cases{{{1, 1, 1, true}, {3, 3, 3, false}, {4, 2, 4, false}, {2, 4, 4, false},
-                                      {4, 4, 2, false}, {4, 1, 1, false}}};
+  const std::array<Batches, 6> cases{{{1, 1, 1, true},
+                                      {3, 3, 3, false},
+                                      {4, 2, 4, false},
+                                      {2, 4, 4, false},
+                                      {4, 4, 2, false},
+                                      {4, 1, 1, false}}};
   std::uint32_t seed = 1;
   for (const auto& bt : cases)
     for (Trans ta : {Trans::N, Trans::T})
@@ -95,11 +102,13 @@ TEST_CASE_TEMPLATE("cpu gemm: all transposes, alpha/beta, batch broadcasting vs 
             CAPTURE(static_cast<int>(tb));
             CAPTURE(alpha);
             CAPTURE(beta);
-            Tensor a = random_tensor(dev, batched_shape(bt.a, ta == Trans::N ? m : k, ta == Trans::N ? k : m, bt.two_d), ++seed);
-            Tensor b = random_tensor(dev, batched_shape(bt.b, tb == Trans::N ? k : n, tb == Trans::N ? n : k, bt.two_d), ++seed);
+            Tensor a = random_tensor(
+                dev, batched_shape(bt.a, ta == Trans::N ? m : k, ta == Trans::N ? k : m, bt.two_d), ++seed);
+            Tensor b = random_tensor(
+                dev, batched_shape(bt.b, tb == Trans::N ? k : n, tb == Trans::N ? n : k, bt.two_d), ++seed);
             Tensor c = random_tensor(dev, batched_shape(bt.c, m, n, bt.two_d), ++seed);
-            const Values want = naive_gemm(dev.to_host(a), dev.to_host(b), dev.to_host(c), bt.a, bt.b, bt.c, m, n, k,
-                                           ta, tb, alpha, beta);
+            const Values want = naive_gemm(dev.to_host(a), dev.to_host(b), dev.to_host(c), bt.a, bt.b, bt.c,
+                                           m, n, k, ta, tb, alpha, beta);
             dev.gemm(a, b, c, ta, tb, alpha, beta);
             check_close(dev.to_host(c), want, cpu_test::tolerance<T>());
           }
@@ -111,20 +120,23 @@ TEST_CASE_TEMPLATE("cpu gemm: beta = 0 ignores NaN in c; bad shapes throw", T, f
   Tensor c = dev.empty({2, 2});
   dev.fill(c, std::numeric_limits<double>::quiet_NaN());
   dev.gemm(a, b, c, Trans::N, Trans::N);
-  check_close(dev.to_host(c), naive_gemm(dev.to_host(a), dev.to_host(b), Values(4, 0.0), 1, 1, 1, 2, 2, 3, Trans::N,
-                                         Trans::N, 1.0, 0.0),
+  check_close(dev.to_host(c),
+              naive_gemm(dev.to_host(a), dev.to_host(b), Values(4, 0.0), 1, 1, 1, 2, 2, 3, Trans::N, Trans::N,
+                         1.0, 0.0),
               cpu_test::tolerance<T>());
   Tensor wrong = dev.empty({3, 3});
   CHECK_THROWS_AS(dev.gemm(a, b, wrong, Trans::N, Trans::N), RuntimeError);  // c is not 2 x 2
   CHECK_THROWS_AS(dev.gemm(a, a, c, Trans::N, Trans::N), RuntimeError);      // inner dims 3 vs 2
-  Tensor a3 = random_tensor(dev, {3, 2, 3}, 3), b2 = random_tensor(dev, {2, 3, 2}, 4), c3 = dev.empty({3, 2, 2});
+  Tensor a3 = random_tensor(dev, {3, 2, 3}, 3), b2 = random_tensor(dev, {2, 3, 2}, 4),
+         c3 = dev.empty({3, 2, 2});
   CHECK_THROWS_AS(dev.gemm(a3, b2, c3, Trans::N, Trans::N), RuntimeError);  // 2 batches do not divide 3
   CHECK_THROWS_AS(dev.gemm(a, b, a, Trans::N, Trans::N), RuntimeError);     // output aliases input
 }
 
 TEST_CASE_TEMPLATE("cpu add and scale", T, float, double) {
   CpuDevice dev(dtype_of<T>());
-  Tensor a = random_tensor(dev, {2, 3, 4}, 5), b = random_tensor(dev, {2, 3, 4}, 6), out = dev.empty({2, 3, 4});
+  Tensor a = random_tensor(dev, {2, 3, 4}, 5), b = random_tensor(dev, {2, 3, 4}, 6),
+         out = dev.empty({2, 3, 4});
   const Values ha = dev.to_host(a), hb = dev.to_host(b);
   dev.add(a, b, out, 2.0, -0.5);
   Values want(ha.size());
@@ -162,8 +174,9 @@ TEST_CASE_TEMPLATE("cpu slice/concat: concat of slices is the original along eve
   bool same = true;
   for (std::int64_t a = 0; a < 2; ++a)
     for (std::int64_t b = 0; b < 3; ++b)
-      for (std::int64_t c = 0; c < 12; ++c) same = same && hy[static_cast<std::size_t>((a * 3 + b) * 12 + c)] ==
-                                                          hx[static_cast<std::size_t>((a * 5 + b + 2) * 12 + c)];
+      for (std::int64_t c = 0; c < 12; ++c)
+        same = same && hy[static_cast<std::size_t>((a * 3 + b) * 12 + c)] ==
+                           hx[static_cast<std::size_t>((a * 5 + b + 2) * 12 + c)];
   CHECK(same);
   CHECK_THROWS_AS((void)dev.slice(x, 1, 4, 2), RuntimeError);
   CHECK_THROWS_AS((void)dev.slice(x, 4, 0, 1), RuntimeError);
@@ -221,12 +234,15 @@ TEST_CASE_TEMPLATE("cpu permute: matches naive index mapping for every 3-D and 4
           rem /= extent;
         }
         std::vector<std::int64_t> j(static_cast<std::size_t>(n));
-        for (int d = 0; d < n; ++d) j[static_cast<std::size_t>(perm[static_cast<std::size_t>(d)])] = i[static_cast<std::size_t>(d)];
+        for (int d = 0; d < n; ++d)
+          j[static_cast<std::size_t>(perm[static_cast<std::size_t>(d)])] = i[static_cast<std::size_t>(d)];
         std::int64_t src = 0;
-        for (int d = 0; d < n; ++d) src = src * shape[static_cast<std::size_t>(d)] + j[static_cast<std::size_t>(d)];
+        for (int d = 0; d < n; ++d)
+          src = src * shape[static_cast<std::size_t>(d)] + j[static_cast<std::size_t>(d)];
         want[flat] = hx[static_cast<std::size_t>(src)];
       }
-      for (int d = 0; d < n; ++d) CHECK(y.dim(d) == shape[static_cast<std::size_t>(perm[static_cast<std::size_t>(d)])]);
+      for (int d = 0; d < n; ++d)
+        CHECK(y.dim(d) == shape[static_cast<std::size_t>(perm[static_cast<std::size_t>(d)])]);
       CHECK(dev.to_host(y) == want);
     } while (std::next_permutation(perm.begin(), perm.end()));
   }
@@ -238,7 +254,8 @@ TEST_CASE_TEMPLATE("cpu permute: matches naive index mapping for every 3-D and 4
 TEST_CASE_TEMPLATE("cpu linear and linear_backward vs naive loops", T, float, double) {
   CpuDevice dev(dtype_of<T>());
   const std::int64_t rows = 4, in = 3, out = 5;
-  Tensor x = random_tensor(dev, {2, 2, in}, 10), w = random_tensor(dev, {out, in}, 11), b = random_tensor(dev, {out}, 12);
+  Tensor x = random_tensor(dev, {2, 2, in}, 10), w = random_tensor(dev, {out, in}, 11),
+         b = random_tensor(dev, {out}, 12);
   const Values hx = dev.to_host(x), hw = dev.to_host(w), hb = dev.to_host(b);
   Tensor y = dev.empty({2, 2, out});
   dev.linear(x, w, b, y);
@@ -246,14 +263,16 @@ TEST_CASE_TEMPLATE("cpu linear and linear_backward vs naive loops", T, float, do
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t o = 0; o < out; ++o) {
       double s = hb[static_cast<std::size_t>(o)];
-      for (std::int64_t i = 0; i < in; ++i) s += hx[static_cast<std::size_t>(r * in + i)] * hw[static_cast<std::size_t>(o * in + i)];
+      for (std::int64_t i = 0; i < in; ++i)
+        s += hx[static_cast<std::size_t>(r * in + i)] * hw[static_cast<std::size_t>(o * in + i)];
       want[static_cast<std::size_t>(r * out + o)] = s;
     }
   check_close(dev.to_host(y), want, cpu_test::tolerance<T>());
 
   // Backward: dx = dy w, dw += dyᵀ x, db += Σ_rows dy; start dw, db, dx from known values to see the +=.
   Tensor dy = random_tensor(dev, {2, 2, out}, 13);
-  Tensor dx = random_tensor(dev, {2, 2, in}, 14), dw = random_tensor(dev, {out, in}, 15), db = random_tensor(dev, {out}, 16);
+  Tensor dx = random_tensor(dev, {2, 2, in}, 14), dw = random_tensor(dev, {out, in}, 15),
+         db = random_tensor(dev, {out}, 16);
   const Values hdy = dev.to_host(dy), dx0 = dev.to_host(dx);
   Values want_dx = dx0, want_dw = dev.to_host(dw), want_db = dev.to_host(db);
   for (std::int64_t r = 0; r < rows; ++r)
@@ -287,7 +306,8 @@ Values naive_layer_norm(const Values& x, const Values& g, const Values& b, std::
   for (std::size_t r = 0; r < x.size() / width; ++r) {
     double mu = 0, var = 0;
     for (std::size_t i = 0; i < width; ++i) mu += x[r * width + i] / static_cast<double>(width);
-    for (std::size_t i = 0; i < width; ++i) var += std::pow(x[r * width + i] - mu, 2) / static_cast<double>(width);
+    for (std::size_t i = 0; i < width; ++i)
+      var += std::pow(x[r * width + i] - mu, 2) / static_cast<double>(width);
     const double rs = 1 / std::sqrt(var + eps);
     for (std::size_t i = 0; i < width; ++i) y[r * width + i] = (x[r * width + i] - mu) * rs * g[i] + b[i];
     if (mean) mean->push_back(mu);
@@ -317,10 +337,12 @@ TEST_CASE_TEMPLATE("cpu layer_norm: forward vs naive, backward vs finite differe
   const auto fd = [&](int which) {
     return cpu_test::finite_difference(
         [&](const Values& p) {
-          return cpu_test::dot(r, naive_layer_norm(which == 0 ? p : hx, which == 1 ? p : hg, which == 2 ? p : hb,
-                                                   width, eps));
+          return cpu_test::dot(
+              r, naive_layer_norm(which == 0 ? p : hx, which == 1 ? p : hg, which == 2 ? p : hb, width, eps));
         },
-        which == 0 ? hx : which == 1 ? hg : hb);
+        which == 0   ? hx
+        : which == 1 ? hg
+                     : hb);
   };
   Tensor dy = dev.from_host(r, {3, 6}), dx = dev.from_host(Values(rows * width, 1.0), {3, 6});
   Tensor dg = dev.from_host(Values(width, 0.5), {6}), db = dev.zeros({6});
@@ -352,7 +374,8 @@ TEST_CASE_TEMPLATE("cpu gelu: exact erf form, backward vs finite differences", T
   const Values r = random_values(16, 31);
   Tensor dy = dev.from_host(r, {4, 4}), dx = dev.empty({4, 4});
   dev.gelu_backward(x, dy, dx);
-  const Values want = cpu_test::finite_difference([&](const Values& p) { return cpu_test::dot(r, naive(p)); }, xs);
+  const Values want =
+      cpu_test::finite_difference([&](const Values& p) { return cpu_test::dot(r, naive(p)); }, xs);
   check_close(dev.to_host(dx), want, cpu_test::fd_tolerance<T>());
 }
 

@@ -37,7 +37,9 @@ inline Values random_values(std::size_t n, std::uint32_t seed, double lo = -1.0,
   return v;
 }
 
-inline std::size_t count(const Shape& s) { return static_cast<std::size_t>(numel(s)); }
+inline std::size_t count(const Shape& s) {
+  return static_cast<std::size_t>(numel(s));
+}
 
 inline Tensor random_tensor(Device& dev, const Shape& shape, std::uint32_t seed) {
   return dev.from_host(random_values(count(shape), seed), shape);
@@ -52,7 +54,7 @@ inline void check_close(const Values& got, const Values& want, double tol) {
     if (std::isfinite(w)) scale = std::max(scale, std::abs(w));
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double d = (got[i] == want[i]) ? 0.0 : std::abs(got[i] - want[i]);  // handles ±inf == ±inf
-    if (!(d <= worst)) {  // also catches NaN
+    if (!(d <= worst)) {                                                      // also catches NaN
       worst = std::isnan(d) ? INFINITY : d;
       worst_at = i;
     }

@@ -1,11 +1,12 @@
 // Tests of cluster presets, routing and parse_cluster's validation.
+#include "sim/cluster/cluster.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <string>
 
 #include "runtime/error.hpp"
-#include "sim/cluster/cluster.hpp"
 
 using namespace spsim::sim;
 using json = nlohmann::json;
@@ -44,7 +45,8 @@ TEST_CASE("every preset loads, single and multi node") {
       CHECK(c.gpus().size() == static_cast<std::size_t>(per_node * nodes));
       CHECK(c.num_nodes() == nodes);
       // Devices: per node the GPUs and one switch; across nodes a NIC per GPU and one fabric switch.
-      const std::size_t expect = nodes == 1 ? per_node + 1u : static_cast<std::size_t>(nodes * (2 * per_node + 1) + 1);
+      const std::size_t expect =
+          nodes == 1 ? per_node + 1u : static_cast<std::size_t>(nodes * (2 * per_node + 1) + 1);
       CHECK(c.num_devices() == expect);
     }
   }
@@ -78,7 +80,8 @@ TEST_CASE("nvls switch only on NVLS presets") {
 }
 
 TEST_CASE("values next to a preset override it") {
-  const auto c = parse_cluster(json{{"preset", "dgx-a100"}, {"nodes", 2},
+  const auto c = parse_cluster(json{{"preset", "dgx-a100"},
+                                    {"nodes", 2},
                                     {"intra_node", {{"bandwidth_GBps", 100}, {"efficiency", 0.5}}}},
                                "cluster");
   CHECK(c.nodes == 2);
@@ -88,14 +91,18 @@ TEST_CASE("values next to a preset override it") {
 }
 
 TEST_CASE("an explicit cluster from parts") {
-  const auto c = parse_cluster(json{{"gpu", "b200"}, {"gpus_per_node", 4}, {"nodes", 2},
-                                    {"intra_node", "nvlink5"}, {"inter_node", {{"link", "ib-xdr"}}}},
+  const auto c = parse_cluster(json{{"gpu", "b200"},
+                                    {"gpus_per_node", 4},
+                                    {"nodes", 2},
+                                    {"intra_node", "nvlink5"},
+                                    {"inter_node", {{"link", "ib-xdr"}}}},
                                "cluster");
   const Cluster cl(c);
   CHECK(cl.gpus().size() == 8);
   // Across nodes the slowest hop is the NIC's PCIe Gen5 attachment (63 GB/s x 0.8 = 50.4), not
   // XDR (100 x 0.95 = 95).
-  CHECK(cl.route(cl.gpus()[0], cl.gpus()[7]).bottleneck_Bps == doctest::Approx(std::min(100e9 * 0.95, 63e9 * 0.8)));
+  CHECK(cl.route(cl.gpus()[0], cl.gpus()[7]).bottleneck_Bps ==
+        doctest::Approx(std::min(100e9 * 0.95, 63e9 * 0.8)));
 }
 
 TEST_CASE("an explicit topology (DESIGN.md example) places ranks in listed order") {
@@ -118,23 +125,29 @@ TEST_CASE("parse_cluster errors name the JSON path, the value and the choices") 
   CHECK(error_where(json{{"preset", "dgx-a100"}, {"nodes", 0}}) == "cluster.nodes");
   CHECK(error_where(json{{"preset", "dgx-a100"}, {"nodes", 2.5}}) == "cluster.nodes");
   CHECK(error_where(json{{"preset", "dgx-a100"}, {"gpu", "v100"}}) == "cluster.gpu");
-  CHECK(error_text(json{{"preset", "dgx-a100"}, {"gpu", "v100"}}).find("h100-sxm5-80gb") != std::string::npos);
+  CHECK(error_text(json{{"preset", "dgx-a100"}, {"gpu", "v100"}}).find("h100-sxm5-80gb") !=
+        std::string::npos);
   CHECK(error_where(json{{"preset", "dgx-a100"}, {"intra_node", {{"bandwidth_GBps", -5}}}}) ==
         "cluster.intra_node.bandwidth_GBps");
   CHECK(error_where(json{{"preset", "dgx-a100"}, {"colour", "red"}}) == "cluster.colour");
-  CHECK(error_where(json{{"preset", "dgx-a100"}, {"intra_node", {{"link", "nvlink9"}}}}) == "cluster.intra_node.link");
+  CHECK(error_where(json{{"preset", "dgx-a100"}, {"intra_node", {{"link", "nvlink9"}}}}) ==
+        "cluster.intra_node.link");
   CHECK(error_where(json{{"gpu", "b200"}, {"gpus_per_node", 8}, {"nodes", 2}, {"intra_node", "nvlink5"}}) ==
         "cluster.inter_node");
-  CHECK(error_where(json{{"preset", "pcie-a100-4"}, {"intra_node", {{"nvls", true}}}}) == "cluster.intra_node.nvls");
+  CHECK(error_where(json{{"preset", "pcie-a100-4"}, {"intra_node", {{"nvls", true}}}}) ==
+        "cluster.intra_node.nvls");
   CHECK(error_where(json::array()) == "cluster");
 }
 
 TEST_CASE("explicit topology errors") {
   auto topo = [](json links) {
     return json{{"gpu", "h100-sxm5-80gb"},
-                {"topology", {{"devices", json::array({{{"id", "a"}, {"kind", "gpu"}}, {{"id", "b"}, {"kind", "gpu"}},
-                                                       {{"id", "c"}, {"kind", "gpu"}}, {{"id", "s"}, {"kind", "switch"}}})},
-                              {"links", links}}}};
+                {"topology",
+                 {{"devices", json::array({{{"id", "a"}, {"kind", "gpu"}},
+                                           {{"id", "b"}, {"kind", "gpu"}},
+                                           {{"id", "c"}, {"kind", "gpu"}},
+                                           {{"id", "s"}, {"kind", "switch"}}})},
+                  {"links", links}}}};
   };
   const json ab = {{"from", "a"}, {"to", "s"}, {"bandwidth_GBps", 10}};
   const json bs = {{"from", "b"}, {"to", "s"}, {"bandwidth_GBps", 10}};

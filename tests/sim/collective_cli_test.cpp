@@ -91,13 +91,17 @@ TEST_CASE("multi-node all_reduce: DGX-A100 (8x HDR per node) 192 GB/s, 4x DGX-H1
 
 TEST_CASE("busbw is algbw times nccl-tests' factor") {
   // P = 8: all_reduce 2(P-1)/P = 1.75, all_gather and all_to_all (P-1)/P = 0.875, sendrecv 1.
-  for (auto [op, factor] : {std::pair{"all_reduce", 1.75}, {"all_gather", 0.875}, {"reduce_scatter", 0.875},
-                            {"all_to_all", 0.875}, {"sendrecv", 1.0}}) {
+  for (auto [op, factor] : {std::pair{"all_reduce", 1.75},
+                            {"all_gather", 0.875},
+                            {"reduce_scatter", 0.875},
+                            {"all_to_all", 0.875},
+                            {"sendrecv", 1.0}}) {
     CAPTURE(op);
     const auto r = rows(std::string("--cluster dgx-a100 --op ") + op + " --min-bytes 1M --max-bytes 4M");
     REQUIRE(r.size() == 3);  // 1, 2, 4 MiB with the default factor 2
     for (const auto& row : r) {
-      const double algbw = row.at("size_bytes").get<double>() / (row.at("time_us").get<double>() * 1e-6) / 1e9;
+      const double algbw =
+          row.at("size_bytes").get<double>() / (row.at("time_us").get<double>() * 1e-6) / 1e9;
       CHECK(row.at("algbw_GBps").get<double>() == doctest::Approx(algbw));
       CHECK(row.at("busbw_GBps").get<double>() == doctest::Approx(algbw * factor));
       CHECK(row.at("count").get<long long>() == row.at("size_bytes").get<long long>() / 4);
@@ -106,7 +110,8 @@ TEST_CASE("busbw is algbw times nccl-tests' factor") {
 }
 
 TEST_CASE("JSON output is byte-identical across runs, starts with schema_version") {
-  const std::string args = "--cluster dgx-h100 --nodes 2 --op all_to_all --min-bytes 1K --max-bytes 64M --step-factor 8 --json";
+  const std::string args =
+      "--cluster dgx-h100 --nodes 2 --op all_to_all --min-bytes 1K --max-bytes 64M --step-factor 8 --json";
   const auto a = run_cli(args), b = run_cli(args);
   CHECK(a.rc == 0);
   CHECK(a.out == b.out);
@@ -114,7 +119,8 @@ TEST_CASE("JSON output is byte-identical across runs, starts with schema_version
 }
 
 TEST_CASE("the human table has nccl-tests' columns") {
-  const auto r = run_cli("--cluster pcie-a100-4 --op reduce_scatter --min-bytes 1K --max-bytes 1K --network analytical");
+  const auto r =
+      run_cli("--cluster pcie-a100-4 --op reduce_scatter --min-bytes 1K --max-bytes 1K --network analytical");
   CHECK(r.rc == 0);
   for (const char* col : {"size(B)", "count", "type", "redop", "time(us)", "algbw", "busbw", "float", "sum"})
     CHECK(r.out.find(col) != std::string::npos);
@@ -126,16 +132,22 @@ TEST_CASE("bad arguments exit 2 naming the argument and the choices") {
     const char* names;
     const char* lists;
   };
-  for (const Bad& b : {Bad{"--cluster dgx-a100 --op allreduce --min-bytes 8 --max-bytes 8", "--op", "reduce_scatter"},
-                       Bad{"--cluster dgx-x --op all_reduce --min-bytes 8 --max-bytes 8", "--cluster", "hgx-h200"},
-                       Bad{"--cluster dgx-a100 --nodes 0 --op all_reduce --min-bytes 8 --max-bytes 8", "--nodes", ">= 1"},
-                       Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8 --max-bytes 8 --algo fast", "algorithm", "ring"},
-                       Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8 --max-bytes 8 --protocol ll64", "protocol", "ll128"},
-                       Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8 --max-bytes 8 --network packet", "--network", "analytical"},
-                       Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8X --max-bytes 8", "--min-bytes", "K, M, G"},
-                       Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 64 --max-bytes 8", "--max-bytes", "--min-bytes"},
-                       Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8 --max-bytes 64 --step-factor 1", "--step-factor", "> 1"},
-                       Bad{"--cluster dgx-a100 --op all_reduce --algo nvls --min-bytes 8 --max-bytes 8", "algorithm", "NVLS"}}) {
+  for (const Bad& b :
+       {Bad{"--cluster dgx-a100 --op allreduce --min-bytes 8 --max-bytes 8", "--op", "reduce_scatter"},
+        Bad{"--cluster dgx-x --op all_reduce --min-bytes 8 --max-bytes 8", "--cluster", "hgx-h200"},
+        Bad{"--cluster dgx-a100 --nodes 0 --op all_reduce --min-bytes 8 --max-bytes 8", "--nodes", ">= 1"},
+        Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8 --max-bytes 8 --algo fast", "algorithm",
+            "ring"},
+        Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8 --max-bytes 8 --protocol ll64", "protocol",
+            "ll128"},
+        Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8 --max-bytes 8 --network packet", "--network",
+            "analytical"},
+        Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8X --max-bytes 8", "--min-bytes", "K, M, G"},
+        Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 64 --max-bytes 8", "--max-bytes", "--min-bytes"},
+        Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8 --max-bytes 64 --step-factor 1",
+            "--step-factor", "> 1"},
+        Bad{"--cluster dgx-a100 --op all_reduce --algo nvls --min-bytes 8 --max-bytes 8", "algorithm",
+            "NVLS"}}) {
     const std::string args = b.args;
     CAPTURE(args);
     const auto r = run_cli(args);

@@ -32,9 +32,11 @@ TEST_CASE("bad algorithm or protocol names are input errors that list the choice
   auto err = where_of(a100, call(CollectiveKind::all_reduce, "bogus"));
   CHECK(err.rfind("algorithm:", 0) == 0);
   CHECK(err.find("ring, tree, nvls, halving_doubling, hierarchical, auto") != std::string::npos);
-  CHECK(where_of(a100, call(CollectiveKind::all_to_all, "ring")).find("does not implement all_to_all") != std::string::npos);
+  CHECK(where_of(a100, call(CollectiveKind::all_to_all, "ring")).find("does not implement all_to_all") !=
+        std::string::npos);
   CHECK(where_of(a100, call(CollectiveKind::all_reduce, "nvls")).find("NVLS") != std::string::npos);
-  CHECK(where_of(a100, call(CollectiveKind::all_reduce, "hierarchical")).find("single node") != std::string::npos);
+  CHECK(where_of(a100, call(CollectiveKind::all_reduce, "hierarchical")).find("single node") !=
+        std::string::npos);
   CHECK(where_of(a100, call(CollectiveKind::all_reduce, "ring", "ll256")).rfind("protocol:", 0) == 0);
   const Cluster h100(preset_cluster("dgx-h100"));
   CHECK(where_of(h100, CollectiveCall{CollectiveKind::all_reduce, h100.gpus(), 1024, "nvls", "ll", 1})
@@ -43,10 +45,12 @@ TEST_CASE("bad algorithm or protocol names are input errors that list the choice
   CHECK(where_of(a100, CollectiveCall{CollectiveKind::all_reduce, three, 1024, "halving_doubling", "auto", 1})
             .find("power-of-two") != std::string::npos);
   std::vector<DeviceId> dup{g[0], g[0]};
-  CHECK(where_of(a100, CollectiveCall{CollectiveKind::all_reduce, dup, 1024, "ring", "auto", 1}).rfind("ranks:", 0) == 0);
+  CHECK(where_of(a100, CollectiveCall{CollectiveKind::all_reduce, dup, 1024, "ring", "auto", 1})
+            .rfind("ranks:", 0) == 0);
   std::vector<DeviceId> not_gpu{g[0], 0};  // device 0 of a single-node preset is its NVSwitch
   CHECK(a100.device(0).kind == DeviceKind::nvswitch);
-  CHECK(where_of(a100, CollectiveCall{CollectiveKind::all_reduce, not_gpu, 1024, "ring", "auto", 1}).rfind("ranks:", 0) == 0);
+  CHECK(where_of(a100, CollectiveCall{CollectiveKind::all_reduce, not_gpu, 1024, "ring", "auto", 1})
+            .rfind("ranks:", 0) == 0);
 }
 
 TEST_CASE("auto picks NVLS on H100 for large all-reduce, ring Simple on A100, LL for tiny messages") {
@@ -61,7 +65,8 @@ TEST_CASE("auto picks NVLS on H100 for large all-reduce, ring Simple on A100, LL
   CHECK(big.algorithm == "ring");
   CHECK(big.protocol == Protocol::simple);
   // 1 KiB: LL's 0.6 us steps beat Simple's calibrated 9 us ones; bandwidth hardly matters.
-  CHECK(c2.choose({CollectiveKind::all_reduce, a100.gpus(), 1024, "auto", "auto", 1}).protocol == Protocol::ll);
+  CHECK(c2.choose({CollectiveKind::all_reduce, a100.gpus(), 1024, "auto", "auto", 1}).protocol ==
+        Protocol::ll);
   // Trees are NCCL's inter-node algorithm: never tuned inside one node.
   CHECK(c2.choose({CollectiveKind::all_reduce, a100.gpus(), 1024, "auto", "auto", 1}).algorithm == "ring");
 }

@@ -27,8 +27,8 @@ struct Setup {
   Time step;       // s
 };
 
-CollectiveResult run_one(const Cluster& cluster, const ProtocolTable& table, CollectiveKind kind, double bytes,
-                         const std::string& algo, NetworkMode mode = NetworkMode::flow) {
+CollectiveResult run_one(const Cluster& cluster, const ProtocolTable& table, CollectiveKind kind,
+                         double bytes, const std::string& algo, NetworkMode mode = NetworkMode::flow) {
   Engine engine;
   auto network = make_network(mode, engine, cluster);
   Collectives coll(*network, table);
@@ -47,8 +47,12 @@ constexpr int kSizes[] = {2, 3, 4, 8, 16, 64};
 constexpr double kBytes[] = {0, 1024, 1073741824};
 
 // Closed forms (DESIGN.md §6), times in picoseconds.
-double ring_all_reduce(int p, double a, double n, double b) { return 2.0 * (p - 1) * (a + n * b / p); }
-double ring_half(int p, double a, double n, double b) { return (p - 1) * (a + n * b / p); }  // RS, AG, pairwise A2A
+double ring_all_reduce(int p, double a, double n, double b) {
+  return 2.0 * (p - 1) * (a + n * b / p);
+}
+double ring_half(int p, double a, double n, double b) {
+  return (p - 1) * (a + n * b / p);
+}  // RS, AG, pairwise A2A
 
 struct Case {
   CollectiveKind kind;

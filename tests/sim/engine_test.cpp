@@ -1,12 +1,12 @@
 // Tests of the event engine: ordering, tie-breaking by insertion, determinism, and Time.
+#include "sim/engine.hpp"
+
 #include <doctest/doctest.h>
 
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "sim/engine.hpp"
 
 using spsim::sim::Engine;
 using spsim::sim::Time;
@@ -70,7 +70,8 @@ static std::vector<std::pair<std::int64_t, int>> cascade(unsigned seed) {
     if (depth == 0) return;
     for (int k = 0; k < 3; ++k) {
       const int child = ++next_id;
-      e.schedule_after(Time::ps(static_cast<std::int64_t>(rng() % 4)), [&, child, depth] { spawn(child, depth - 1); });
+      e.schedule_after(Time::ps(static_cast<std::int64_t>(rng() % 4)),
+                       [&, child, depth] { spawn(child, depth - 1); });
     }
   };
   e.schedule_at(Time{}, [&] { spawn(0, 6); });

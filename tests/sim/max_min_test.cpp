@@ -1,11 +1,11 @@
 // Tests of max-min fair sharing (progressive filling), each expected rate derived by hand, plus a
 // randomized check of the max-min optimality conditions.
+#include "sim/network/max_min.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <random>
-
-#include "sim/network/max_min.hpp"
 
 using spsim::sim::max_min_rates;
 

@@ -1,10 +1,11 @@
 // Tests of the flow-level network (max-min sharing over time) and the analytical model, on small
 // explicit topologies with hand-derived completion times.
+#include "sim/network/network.hpp"
+
 #include <doctest/doctest.h>
 
 #include <map>
 
-#include "sim/network/network.hpp"
 #include "topologies.hpp"
 
 using namespace spsim::sim;
@@ -18,7 +19,8 @@ struct Fixture {
   // Starts a transfer at `at` and records its arrival time under `name`.
   void send_at(Time at, int from, int to, double bytes, const std::string& name, TransferOptions opt = {}) {
     engine.schedule_at(at, [=, this] {
-      network->transfer(gpu(from), gpu(to), bytes, [this, name] { arrived[name] = engine.now(); }, opt);
+      network->transfer(
+          gpu(from), gpu(to), bytes, [this, name] { arrived[name] = engine.now(); }, opt);
     });
   }
   Engine engine;
@@ -120,7 +122,9 @@ TEST_CASE("many flows arriving over time leave no active flow behind") {
   Fixture f(8);
   for (int i = 0; i < 8; ++i)
     for (int j = 0; j < 8; ++j)
-      if (i != j) f.send_at(Time::ps(1000 * ((i * 7 + j) % 5)), i, j, 1e6 * (1 + (i + j) % 3), std::to_string(i * 8 + j));
+      if (i != j)
+        f.send_at(Time::ps(1000 * ((i * 7 + j) % 5)), i, j, 1e6 * (1 + (i + j) % 3),
+                  std::to_string(i * 8 + j));
   f.engine.run();
   CHECK(f.arrived.size() == 56);
   CHECK(f.network->active_flows() == 0);

@@ -1,9 +1,10 @@
 // Tests of the NCCL protocol layer: the published constants and efficiency rules
 // (shared/data/hardware-and-measurements.md, "NCCL's own model"), and tuning overrides.
+#include "sim/collectives/protocol.hpp"
+
 #include <doctest/doctest.h>
 
 #include "runtime/error.hpp"
-#include "sim/collectives/protocol.hpp"
 
 using namespace spsim::sim;
 
@@ -59,7 +60,8 @@ TEST_CASE("NCCL's bandwidth efficiency rules") {
 TEST_CASE("tuning overrides and their errors") {
   auto t = nccl_protocol_table();
   apply_tuning(t,
-               nlohmann::json{{"simple", {{"nvlink_step_latency_us", 9}}}, {"nvls", {{"nvlink_latency_us", 70}}},
+               nlohmann::json{{"simple", {{"nvlink_step_latency_us", 9}}},
+                              {"nvls", {{"nvlink_latency_us", 70}}},
                               {"source", "test"}},
                "cluster.tuning");
   CHECK(resolve_protocol(t, Protocol::simple, AlgorithmFamily::ring, CollectiveKind::all_reduce, false, 8)

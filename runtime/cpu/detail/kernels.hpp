@@ -62,7 +62,8 @@ struct MaskPlan {
   Mat<T> keep;  // partial only: 1 where allowed, 0 where masked (multiplies exp(scores))
 };
 template <class T>
-[[nodiscard]] MaskPlan<T> plan_mask(const Mask& mask, std::int64_t rows, std::int64_t cols, std::string_view op);
+[[nodiscard]] MaskPlan<T> plan_mask(const Mask& mask, std::int64_t rows, std::int64_t cols,
+                                    std::string_view op);
 
 // ---- kernels (explicitly instantiated for float and double) ----------------------------------
 template <class T>
