@@ -22,17 +22,29 @@ using Clock = std::chrono::steady_clock;
 using rt::Tensor;
 using rt::Trans;
 
-// Median over `reps` timed calls of `op` (after one untimed call), every rank starting together.
-double time_op(rt::Device& dev, rt::Comm& comm, int reps, const std::function<void()>& op) {
+// Sustained time of one call of `op`: the median over `reps` windows of back-to-back calls, each window
+// at least `window_s` long (k calls, k from one untimed call), every rank starting together. Windows,
+// not single calls, so that the measurement includes this process's share of a shared CPU the way a
+// long run does (a call shorter than a scheduler time slice would otherwise run at full speed).
+double time_op(rt::Device& dev, rt::Comm& comm, int reps, double window_s, const std::function<void()>& op) {
+  comm.barrier();
+  auto t0 = Clock::now();
   op();
   dev.synchronize();
+  const double first = std::chrono::duration<double>(Clock::now() - t0).count();
+  // Every rank must make the same number of calls (collectives): agree on the slowest estimate.
+  std::vector<double> est{first};
+  Tensor e = dev.from_host(est, {1});
+  comm.all_reduce(e).wait();
+  const double mean_first = dev.to_host(e)[0] / comm.size();
+  const int k = static_cast<int>(std::clamp(std::ceil(window_s / std::max(mean_first, 1e-9)), 1.0, 10000.0));
   std::vector<double> ts;
   for (int i = 0; i < reps; ++i) {
     comm.barrier();
-    const auto t0 = Clock::now();
-    op();
+    t0 = Clock::now();
+    for (int j = 0; j < k; ++j) op();
     dev.synchronize();
-    ts.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    ts.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / k);
   }
   return spread_of(ts).median;
 }
@@ -63,9 +75,12 @@ Tensor filled(rt::Device& dev, const rt::Shape& shape, double value) {
 // A benchmark under construction: (x, op) pairs, timed on every rank and combined.
 class Suite {
  public:
-  Suite(rt::Device& dev, rt::Comm& comm, int reps) : dev_(dev), comm_(comm), reps_(reps) {}
+  Suite(rt::Device& dev, rt::Comm& comm, int reps, double window_s)
+      : dev_(dev), comm_(comm), reps_(reps), window_s_(window_s) {}
 
-  void add(double x, const std::function<void()>& op) { xs_.push_back(x), ts_.push_back(time_op(dev_, comm_, reps_, op)); }
+  void add(double x, const std::function<void()>& op) {
+    xs_.push_back(x), ts_.push_back(time_op(dev_, comm_, reps_, window_s_, op));
+  }
 
   Benchmark finish(std::string name, std::string unit, bool slowest) {
     const auto t = across_ranks(dev_, comm_, ts_, slowest);
@@ -88,6 +103,7 @@ class Suite {
   rt::Device& dev_;
   rt::Comm& comm_;
   int reps_;
+  double window_s_;
   std::vector<double> xs_, ts_;
 };
 
@@ -115,7 +131,7 @@ Benchmark bench_gemm(rt::Device& dev, Suite& s, bool quick) {
 
 std::vector<std::int64_t> stream_sizes(bool quick) {
   return quick ? std::vector<std::int64_t>{1 << 12, 1 << 14, 1 << 16}
-               : std::vector<std::int64_t>{1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22};
+               : std::vector<std::int64_t>{1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24};
 }
 
 Benchmark bench_copy(rt::Device& dev, Suite& s, bool quick) {
@@ -135,7 +151,7 @@ Benchmark bench_elementwise(rt::Device& dev, Suite& s, bool quick) {
 }
 
 Benchmark bench_softmax(rt::Device& dev, Suite& s, bool quick) {
-  std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {{64, 256}, {256, 1024}, {512, 2048}, {1024, 4096}};
+  std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {{256, 1024}, {512, 2048}, {1024, 4096}, {2048, 8192}};
   if (quick) shapes.resize(2);
   for (const auto& [r, c] : shapes) {
     const rt::Shape sh{1, r, c};
@@ -212,7 +228,7 @@ Calibration calibrate_machine(rt::Device& dev, rt::Comm& comm, const CalibrateOp
   c.ranks = comm.size();
   c.dtype = dev.dtype();
   c.host = host_name();
-  Suite s(dev, comm, o.reps);
+  Suite s(dev, comm, o.reps, o.window_s);
   c.compute = {bench_gemm(dev, s, o.quick),      bench_copy(dev, s, o.quick),
                bench_elementwise(dev, s, o.quick), bench_softmax(dev, s, o.quick),
                bench_attention(dev, s, o.quick, false), bench_attention(dev, s, o.quick, true)};

@@ -6,7 +6,8 @@
 // counted). A benchmark whose times do not grow with its size (noise swamped it) takes the rate of
 // its largest point instead, x_max / t(x_max).
 // What is measured (every rank at once, so that ranks share cores and memory as in a run; the time of
-// a point is the median over repetitions, averaged over ranks for compute, the slowest rank's for
+// a point is the median over windows of back-to-back calls, so that it includes the process's share
+// of a shared CPU as a long run does; averaged over ranks for compute, the slowest rank's for
 // communication) and fitted with fit_line (calibrate_fit.hpp), x in FLOPs or bytes as rt::cost counts
 // them, t in seconds:
 //   gemm                         t = t0 + FLOPs / R_gemm           peak FLOP/s := R_gemm, efficiency 1
@@ -37,7 +38,8 @@
 namespace spsim::analysis {
 
 struct CalibrateOptions {
-  int reps = 5;       // timed repetitions per point
+  int reps = 5;           // timed windows per point
+  double window_s = 0.02;  // shortest timed window (back-to-back calls), seconds
   bool quick = false;  // fewer, smaller points (tests)
 };
 

@@ -22,14 +22,16 @@ using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // RankIteration <-> a flat row of doubles, for gathering through the Comm.
-constexpr int kFields = 4 + kCommKinds;
+constexpr int kFields = 4 + kCommKinds + kOpClasses;
 void pack(const RankIteration& it, std::vector<double>& out) {
   out.insert(out.end(), {it.forward_s, it.backward_s, it.comm_forward_s, it.comm_backward_s});
   out.insert(out.end(), it.comm_s.begin(), it.comm_s.end());
+  out.insert(out.end(), it.op_s.begin(), it.op_s.end());
 }
 RankIteration unpack(const double* v) {
-  RankIteration it{v[0], v[1], v[2], v[3], {}};
+  RankIteration it{v[0], v[1], v[2], v[3], {}, {}};
   std::copy_n(v + 4, kCommKinds, it.comm_s.begin());
+  std::copy_n(v + 4 + kCommKinds, kOpClasses, it.op_s.begin());
   return it;
 }
 
@@ -79,7 +81,7 @@ class Gatherer {
 // One rank of the run: its shard of the check inputs on the device, and one timed iteration at a time.
 class RankRun {
  public:
-  RankRun(const Config& cfg, const strategies::StrategyInfo& info, rt::Device& dev, TimedComm& comm)
+  RankRun(const Config& cfg, const strategies::StrategyInfo& info, TimedDevice& dev, TimedComm& comm)
       : cfg_(cfg), info_(info), dev_(dev), comm_(comm), problem_(models::attention_problem(cfg.model, cfg.workload)) {
     positions_ = info.positions(comm.rank(), comm.size(), problem_.seq_len, cfg.strategy.options);
     if (layer()) load_layer();
@@ -91,6 +93,7 @@ class RankRun {
   RankIteration iterate() {
     RankIteration it;
     comm_.reset();
+    dev_.reset();
     auto t0 = Clock::now();
     if (layer()) {
       strategies::SpLayer sp(context(), info_, cfg_.model, weights_);
@@ -109,7 +112,8 @@ class RankRun {
     dev_.synchronize();
     it.backward_s = since(t0);
     it.comm_backward_s = blocked_total(comm_.stats()) - it.comm_forward_s;
-    for (int k = 0; k < kCommKinds; ++k) it.comm_s[static_cast<std::size_t>(k)] = comm_.stats()[static_cast<std::size_t>(k)].blocked_s;
+    for (std::size_t k = 0; k < kCommKinds; ++k) it.comm_s[k] = comm_.stats()[k].blocked_s;
+    for (std::size_t k = 0; k < kOpClasses; ++k) it.op_s[k] = dev_.stats()[k].seconds;
     return it;
   }
 
@@ -169,7 +173,7 @@ class RankRun {
 
   const Config& cfg_;
   const strategies::StrategyInfo& info_;
-  rt::Device& dev_;
+  TimedDevice& dev_;
   TimedComm& comm_;
   models::AttnProblem problem_;
   std::vector<std::int64_t> positions_;
@@ -249,7 +253,8 @@ RunMeasurement run_strategy(const Config& cfg, rt::Device& dev, rt::Comm& comm, 
   const auto* info = strategies::builtin().find(cfg.strategy.name);
   if (!info) throw InputError("strategy.name", "unknown strategy '" + cfg.strategy.name + "'");
   TimedComm timed(comm);
-  RankRun run(cfg, *info, dev, timed);
+  TimedDevice timed_dev(dev);
+  RankRun run(cfg, *info, timed_dev, timed);
   RunMeasurement m;
   m.config_name = cfg.name;
   m.strategy = cfg.strategy.name;
@@ -268,6 +273,7 @@ RunMeasurement run_strategy(const Config& cfg, rt::Device& dev, rt::Comm& comm, 
     if (i >= options.warmup) mine.push_back(it);
   }
   m.per_iteration = timed.stats();
+  m.ops_per_iteration = timed_dev.stats();
   m.samples = gather_samples(mine, dev, comm);
   if (options.verify) {
     Gatherer g(cfg, *info, dev, comm);
@@ -293,8 +299,8 @@ Config run_config(const Config& config, int world_size, rt::DType dtype, const s
 
 std::vector<PhaseRow> phase_rows(const RunMeasurement& m) {
   using Metric = std::function<double(const RankIteration&)>;
-  auto row = [&](std::string name, const Metric& f) {
-    PhaseRow r{std::move(name), {}, 0, 0, 0};
+  auto row = [&](std::string name, std::string key, const Metric& f) {
+    PhaseRow r{std::move(name), std::move(key), {}, 0, 0, 0};
     std::vector<double> per_iter;
     for (const auto& ranks : m.samples) {
       double worst = 0;
@@ -312,18 +318,26 @@ std::vector<PhaseRow> phase_rows(const RunMeasurement& m) {
     return r;
   };
   std::vector<PhaseRow> rows;
-  rows.push_back(row("forward", [](auto& it) { return it.forward_s; }));
-  rows.push_back(row("backward", [](auto& it) { return it.backward_s; }));
-  rows.push_back(row("step (forward + backward)", [](auto& it) { return it.forward_s + it.backward_s; }));
-  rows.push_back(row("compute (step - communication)", [](auto& it) {
+  rows.push_back(row("forward", "forward", [](auto& it) { return it.forward_s; }));
+  rows.push_back(row("backward", "backward", [](auto& it) { return it.backward_s; }));
+  rows.push_back(row("step (forward + backward)", "step", [](auto& it) { return it.forward_s + it.backward_s; }));
+  rows.push_back(row("compute (step - communication)", "compute", [](auto& it) {
     return it.forward_s + it.backward_s - it.comm_forward_s - it.comm_backward_s;
   }));
-  rows.push_back(row("communication (blocked)", [](auto& it) { return it.comm_forward_s + it.comm_backward_s; }));
-  for (int k = 0; k < kCommKinds; ++k) {
-    const auto& s = m.per_iteration[static_cast<std::size_t>(k)];
+  for (std::size_t k = 0; k < kOpClasses; ++k) {
+    if (m.ops_per_iteration[k].calls == 0) continue;
+    const std::string name(rt::op_class_name(static_cast<rt::OpClass>(k)));
+    auto r = row("  " + name, "op:" + name, [k](auto& it) { return it.op_s[k]; });
+    r.calls = m.ops_per_iteration[k].calls;
+    rows.push_back(std::move(r));
+  }
+  rows.push_back(row("communication (blocked)", "communication",
+                     [](auto& it) { return it.comm_forward_s + it.comm_backward_s; }));
+  for (std::size_t k = 0; k < kCommKinds; ++k) {
+    const auto& s = m.per_iteration[k];
     if (s.calls == 0) continue;
-    auto r = row("  " + std::string(comm_kind_name(static_cast<CommKind>(k))),
-                 [k](auto& it) { return it.comm_s[static_cast<std::size_t>(k)]; });
+    const std::string name(comm_kind_name(static_cast<CommKind>(k)));
+    auto r = row("  " + name, "comm:" + name, [k](auto& it) { return it.comm_s[k]; });
     r.calls = s.calls;
     r.bytes = s.bytes;
     rows.push_back(std::move(r));

@@ -12,6 +12,7 @@
 #include "analysis/check.hpp"
 #include "analysis/config.hpp"
 #include "analysis/run_comm.hpp"
+#include "analysis/run_device.hpp"
 #include "analysis/simulate.hpp"
 
 namespace spsim::analysis {
@@ -43,6 +44,7 @@ struct RankIteration {
   double comm_forward_s = 0;   // blocked in communication during forward
   double comm_backward_s = 0;  // ... during backward
   std::array<double, kCommKinds> comm_s{};  // blocked per kind over the iteration
+  std::array<double, kOpClasses> op_s{};    // compute per op class (rt::OpClass) over the iteration
 };
 
 struct Spread {
@@ -63,6 +65,7 @@ struct RunMeasurement {
   // samples[i][r]: iteration i on rank r (complete on rank 0; other ranks hold only their own).
   std::vector<std::vector<RankIteration>> samples;
   std::array<CommKindStats, kCommKinds> per_iteration{};  // calls and bytes of one iteration on rank 0
+  OpStats ops_per_iteration{};                            // calls per op class of one iteration on rank 0
   std::optional<CheckResult> verify;                      // rank 0, with --verify
 };
 
@@ -74,8 +77,11 @@ struct RunMeasurement {
                                           const RunOptions& options);
 
 // One row of the timing table: a phase's per-iteration time on the slowest rank of that iteration.
+// Rows: forward, backward, step, compute, then its op classes ("  gemm", ...), communication, then its
+// kinds ("  sendrecv", ...).
 struct PhaseRow {
   std::string name;
+  std::string key;  // "forward", "backward", "step", "compute", "communication", "op:gemm", "comm:sendrecv"
   Spread spread;
   int slowest_rank = 0;  // the rank with the largest median of this phase
   double calls = 0;      // communication rows: calls per iteration

@@ -1,5 +1,6 @@
 // The run's tables and JSON, and its prediction: the one place `run` calls the simulator.
 #include <cstdio>
+#include <map>
 
 #include "analysis/run.hpp"
 #include "analysis/table.hpp"
@@ -27,13 +28,38 @@ struct Compared {
   double predicted = 0;
 };
 
+// The op class of a simulated op, by the Device op name the trace records (runtime/cost.cpp's classes).
+std::string op_class_of(const std::string& op) {
+  if (op == "gemm" || op == "linear" || op == "linear_backward") return "gemm";
+  if (op == "softmax" || op == "softmax_backward") return "softmax";
+  if (op == "attention_block_forward") return "attention_forward";
+  if (op == "attention_block_backward") return "attention_backward";
+  if (op == "slice" || op == "slice_assign" || op == "copy" || op == "concat" || op == "permute" || op == "fill")
+    return "copy";
+  return "elementwise";
+}
+
 std::vector<Compared> compared(const std::vector<PhaseRow>& rows, const SimSummary& s) {
-  auto median = [&](std::size_t i) { return i < rows.size() ? rows[i].spread.median : 0.0; };
-  return {{"forward", median(0), s.forward_s},
-          {"backward", median(1), s.backward_s},
-          {"step (forward + backward)", median(2), s.step_time_s},
-          {"compute", median(3), s.compute_s},
-          {"communication (exposed)", median(4), s.exposed_comm_s}};
+  auto median = [&](const std::string& key) {
+    for (const auto& r : rows)
+      if (r.key == key) return r.spread.median;
+    return 0.0;
+  };
+  std::vector<Compared> out{{"forward", median("forward"), s.forward_s},
+                            {"backward", median("backward"), s.backward_s},
+                            {"step (forward + backward)", median("step"), s.step_time_s},
+                            {"compute", median("compute"), s.compute_s}};
+  // Per op class: the simulated ops of the critical rank (top_ops; communication entries excluded).
+  std::map<std::string, double> predicted;
+  for (const auto& op : s.top_ops)
+    if (op.name.find("(comm)") == std::string::npos) predicted[op_class_of(op.name)] += op.time_s;
+  for (const auto& r : rows)
+    if (r.key.rfind("op:", 0) == 0) {
+      const std::string cls = r.key.substr(3);
+      out.push_back({"  " + cls, r.spread.median, predicted.count(cls) ? predicted[cls] : 0.0});
+    }
+  out.push_back({"communication (exposed)", median("communication"), s.exposed_comm_s});
+  return out;
 }
 
 }  // namespace
@@ -115,9 +141,7 @@ nlohmann::json run_to_json(const RunMeasurement& m, const Prediction& p) {
   auto& phases = j["phases"] = nlohmann::json::array();
   const auto rows = phase_rows(m);
   for (const auto& r : rows) {
-    std::string name = r.name;
-    name.erase(0, name.find_first_not_of(' '));
-    nlohmann::json e{{"name", name}, {"median_s", r.spread.median}, {"min_s", r.spread.min},
+    nlohmann::json e{{"name", r.key}, {"median_s", r.spread.median}, {"min_s", r.spread.min},
                      {"max_s", r.spread.max}, {"slowest_rank", r.slowest_rank}};
     if (r.calls > 0) e["calls_per_iter"] = r.calls, e["bytes_per_iter"] = r.bytes;
     phases.push_back(e);
@@ -128,7 +152,7 @@ nlohmann::json run_to_json(const RunMeasurement& m, const Prediction& p) {
     pj["cluster"] = p.cluster;
     auto& arr = pj["phases"] = nlohmann::json::array();
     for (const auto& x : compared(rows, p.summary))
-      arr.push_back({{"name", x.name}, {"measured_s", x.measured}, {"predicted_s", x.predicted},
+      arr.push_back({{"name", x.name.substr(x.name.find_first_not_of(' '))}, {"measured_s", x.measured}, {"predicted_s", x.predicted},
                      {"ratio", x.predicted > 0 ? nlohmann::json(x.measured / x.predicted) : nlohmann::json(nullptr)}});
   } else {
     pj["note"] = p.note;

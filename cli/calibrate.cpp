@@ -28,6 +28,7 @@ struct CalibrateArgs {
   std::string backend, device, comm;
   std::string dtype = "float32";
   int reps = 5;
+  double window = 0.02;
   bool quick = false;
   bool json = false;
 };
@@ -85,6 +86,8 @@ int on_machine(const CalibrateArgs& a) {
   const int code = analysis::agree_on_failure(*world, [&] {
     if (world->rank() == 0) check_out(a.out);
     if (a.reps < 1) throw InputError("--reps", "must be >= 1, got " + std::to_string(a.reps));
+    if (!(a.window >= 0) || a.window > 10)
+      throw InputError("--window", "must be in [0, 10] seconds, got " + std::to_string(a.window));
     const auto dtype = rt::parse_dtype(a.dtype);
     if (!dtype || (*dtype != rt::DType::f32 && *dtype != rt::DType::f64))
       throw InputError("--dtype", "unknown dtype '" + a.dtype + "'; valid choices: float32, float64");
@@ -94,7 +97,7 @@ int on_machine(const CalibrateArgs& a) {
   if (code != 0) return code;
   try {
     analysis::RunComm comm(backend, *device);
-    const auto c = analysis::calibrate_machine(*device, comm.get(), {a.reps, a.quick});
+    const auto c = analysis::calibrate_machine(*device, comm.get(), {a.reps, a.window, a.quick});
     if (world->rank() == 0) {
       const auto cluster = analysis::calibration_cluster_json(c);
       write_out(a.out, cluster);
@@ -137,6 +140,9 @@ Action add_calibrate(CLI::App& app) {
   sub->add_option("--comm", a->comm, "mpi or nccl (overrides --backend)");
   sub->add_option("--dtype", a->dtype, "float32 (default) or float64");
   sub->add_option("--reps", a->reps, "timed repetitions per point (default 5)");
+  sub->add_option("--window", a->window,
+                  "shortest timed window of back-to-back calls, seconds (default 0.02; longer windows average "
+                  "over a shared machine's scheduling)");
   sub->add_flag("--quick", a->quick, "fewer and smaller points (a smoke test, not a calibration)");
   sub->add_flag("--json", a->json, "machine-readable output (schema_version 1)");
   return [a]() -> int { return a->nccl_tests.empty() ? on_machine(*a) : from_nccl_tests(*a); };

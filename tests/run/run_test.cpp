@@ -27,7 +27,8 @@ TEST_CASE("phase_rows: each iteration counts its slowest rank; the slowest rank 
   RunMeasurement m;
   m.ranks = 2;
   auto it = [](double f, double b, double cf, double cb) {
-    RankIteration r{f, b, cf, cb, {}};
+    RankIteration r{f, b, cf, cb, {}, {}};
+    r.op_s[static_cast<std::size_t>(rt::OpClass::gemm)] = f + b - cf - cb;
     r.comm_s[static_cast<std::size_t>(CommKind::sendrecv)] = cf + cb;
     return r;
   };
@@ -36,8 +37,13 @@ TEST_CASE("phase_rows: each iteration counts its slowest rank; the slowest rank 
                {it(5, 10, 0.5, 1), it(2, 12, 0.25, 2)},
                {it(3, 10, 0.5, 1), it(2, 12, 0.25, 2)}};
   m.per_iteration[static_cast<std::size_t>(CommKind::sendrecv)] = {4, 1024, 0};
-  const auto rows = phase_rows(m);
-  REQUIRE(rows.size() == 6);  // forward, backward, step, compute, communication, sendrecv
+  m.ops_per_iteration[static_cast<std::size_t>(rt::OpClass::gemm)] = {10, 0};
+  auto rows = phase_rows(m);
+  REQUIRE(rows.size() == 7);  // forward, backward, step, compute, gemm, communication, sendrecv
+  CHECK(rows[4].key == "op:gemm");
+  CHECK(rows[4].calls == 10);
+  CHECK(rows[4].spread.median == doctest::Approx(11.75));  // all compute is gemm here
+  rows.erase(rows.begin() + 4);
   CHECK(rows[0].spread.median == 3);  // of {2, 5, 3}
   CHECK(rows[0].spread.min == 2);
   CHECK(rows[0].spread.max == 5);
