@@ -199,7 +199,8 @@ std::string render_check(const CheckResult& r) {
                     (r.scope == models::Scope::layer ? "layer" : "attention") + ", " +
                     std::string(rt::dtype_name(r.dtype)) + ", tolerance " + sci(r.tolerance) + "\n\n";
   out += t.to_text();
-  out += "\n" + (failed == 0 ? std::string("PASS: all ") + std::to_string(r.tensors.size()) + " tensors match the reference\n"
+  out += "\n";  // appended separately: GCC 12 -O3 warns (-Wrestrict, a false positive) on "\n" + string&&
+  out += (failed == 0 ? std::string("PASS: all ") + std::to_string(r.tensors.size()) + " tensors match the reference\n"
                              : std::string("FAIL: ") + std::to_string(failed) + " of " +
                                    std::to_string(r.tensors.size()) + " tensors differ from the reference\n");
   return out;

@@ -2,6 +2,7 @@
 #include "analysis/config.hpp"
 
 #include <climits>
+#include <cmath>
 
 #include "analysis/config_schema.hpp"
 #include "analysis/model_config.hpp"
@@ -40,6 +41,7 @@ models::Workload parse_workload(const JsonObject& root) {
                                    : models::Scope::model;
   out.passes = w.choice_or("passes", schema::passes, "fwd+bwd") == "fwd" ? models::Passes::fwd
                                                                          : models::Passes::fwd_bwd;
+  out.recompute = w.boolean_or("recompute", false);
   return out;
 }
 
@@ -92,7 +94,16 @@ CollectivesConfig parse_collectives(const JsonObject& root) {
 
 SimulationConfig parse_simulation(const JsonObject& root) {
   const auto obj = root.object_or_empty("simulation", schema::simulation_keys);
-  return SimulationConfig{obj.choice_or("network", schema::networks, "flow"), obj.string_or("trace_out", "")};
+  SimulationConfig out{obj.choice_or("network", schema::networks, "flow"), obj.string_or("trace_out", "")};
+  if (obj.has("compute_slowdown")) {
+    const Json& v = obj.at("compute_slowdown");
+    if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
+      throw InputError(obj.path("compute_slowdown"),
+                       "expected a number >= 0 (0.1 = compute 10% slower during communication), got " +
+                           describe_json(v));
+    out.compute_slowdown = v.get<double>();
+  }
+  return out;
 }
 
 CheckConfig parse_check(const JsonObject& root) {

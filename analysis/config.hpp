@@ -38,6 +38,9 @@ struct CollectivesConfig {  // algorithm names per collective kind, "auto" = the
 struct SimulationConfig {
   std::string network = "flow";  // flow | analytical
   std::string trace_out;         // Chrome trace path as written in the config, empty = none
+  // Fraction by which compute kernels slow down while a communication kernel runs on the same GPU
+  // (sim/replay/replay.hpp); >= 0, default 0.1.
+  double compute_slowdown = 0.1;
 };
 
 struct CheckConfig {

@@ -25,8 +25,8 @@ inline const std::vector<ModelDim> model_dims = {{"hidden", 1},   {"heads", 1}, 
 inline const std::vector<std::string> model_keys = {"preset",   "hf_config",  "hidden", "heads", "kv_heads",
                                                     "head_dim", "ffn_hidden", "layers", "vocab"};
 
-inline const std::vector<std::string> workload_keys = {"seq_len", "batch", "dtype",
-                                                       "causal",  "scope", "passes"};
+inline const std::vector<std::string> workload_keys = {"seq_len", "batch",  "dtype",    "causal",
+                                                       "scope",   "passes", "recompute"};
 inline const std::vector<std::string> workload_dtypes = {"bf16", "fp16", "float32", "float64"};
 inline const std::vector<std::string> scopes = {"attention", "layer", "model"};
 inline const std::vector<std::string> passes = {"fwd", "fwd+bwd"};
@@ -49,7 +49,7 @@ inline const std::vector<CollectiveKey> collectives = {
     {"protocol", {"auto", "simple", "ll", "ll128"}},
 };
 
-inline const std::vector<std::string> simulation_keys = {"network", "trace_out"};
+inline const std::vector<std::string> simulation_keys = {"network", "trace_out", "compute_slowdown"};
 inline const std::vector<std::string> networks = {"flow", "analytical"};
 
 inline const std::vector<std::string> check_keys = {"dtype", "seed"};

@@ -32,7 +32,7 @@ struct OpSummary {  // aggregated by op name/class over the slowest rank
 
 struct SimSummary {
   double step_time_s = 0;  // makespan of the step (all ranks)
-  double forward_s = 0;    // from the phase markers
+  double forward_s = 0;    // from the phase markers (of the critical rank, see below)
   double backward_s = 0;
   // Of the rank that finishes last (the one that sets the step time):
   double compute_s = 0;
@@ -47,15 +47,35 @@ struct SimSummary {
   std::vector<RankSummary> ranks;
   std::vector<OpSummary> top_ops;
   std::uint64_t events = 0;  // simulator events processed
+  // Added by the replay helper:
+  int critical_rank = 0;                          // the rank whose last op ends last (ties: the lowest)
+  std::string cluster;                            // preset name (or "custom")
+  std::string gpu;                                // GPU spec name
+  int gpus = 0;                                   // GPUs in the cluster
+  double compute_slowdown = 0;                    // simulation.compute_slowdown used
+  std::map<std::string, std::string> algorithms;  // collective kind -> algorithm(s)/protocol that ran
+  std::uint64_t skipped_ops = 0;                  // fully masked blocks never launched (all ranks)
 };
 
 struct SimulateOptions {
-  std::filesystem::path chrome_trace;  // empty: none
+  std::filesystem::path chrome_trace;  // empty: config.simulation.trace_out (if any and allowed below)
+  // Write the config's simulation.trace_out when chrome_trace is empty (resolved against the config
+  // file's folder). Sweeps set this to false so that every point does not overwrite one file.
+  bool use_config_trace_out = true;
 };
 
+// Traces config's strategy on strategy.degree ranks (analysis/sim_trace.hpp), replays the traces on the
+// config's cluster (sim/replay) and summarises. Throws InputError for bad input: a sweep template
+// (run compare instead), a degree larger than the cluster (strategy.degree), an unknown cluster
+// preset/GPU, a collective algorithm that cannot run (collectives.<kind>), a dtype the GPU lacks.
 [[nodiscard]] SimSummary simulate(const Config& config, const SimulateOptions& options = {});
 
 [[nodiscard]] std::string render_simulation(const Config& config, const SimSummary& summary);  // tables
+// Keys (stable, see the README): schema_version, command, config, strategy{name,degree,options},
+// workload, cluster{name,gpu,gpus}, step_time_s, forward_s, backward_s, critical_rank{...},
+// bytes_sent_by_kind, peak_memory_bytes, gpu_memory_bytes, oom, algorithms, ranks[...], top_ops[...].
 [[nodiscard]] nlohmann::json simulation_to_json(const Config& config, const SimSummary& summary);
+// The JSON text with "schema_version" first (nlohmann::json sorts keys), indent 2, ending in '\n'.
+[[nodiscard]] std::string dump_json_schema_first(const nlohmann::json& document);
 
 }  // namespace spsim::analysis

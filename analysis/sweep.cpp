@@ -11,7 +11,7 @@ namespace spsim::analysis {
 
 namespace {
 
-enum class Kind : std::uint8_t { integer, unsigned_integer, text, choice, boolean, option };
+enum class Kind : std::uint8_t { integer, unsigned_integer, text, choice, boolean, option, strategy };
 
 // A settable path and what a value on it must be. Values are checked here, one by one, so that a point
 // of the expanded sweep can only fail on a combination of values (reported per point, not thrown).
@@ -43,11 +43,15 @@ std::vector<Settable> settable(const strategies::Registry& registry) {
   out.push_back({"workload.causal", Kind::boolean, 0, {}});
   out.push_back({"workload.scope", Kind::choice, 0, schema::scopes});
   out.push_back({"workload.passes", Kind::choice, 0, schema::passes});
+  out.push_back({"workload.recompute", Kind::boolean, 0, {}});
   // The cluster schema belongs to the simulator; these are checked for type here, for meaning there.
   out.push_back({"cluster.preset", Kind::text, 0, {}});
   out.push_back({"cluster.gpu", Kind::text, 0, {}});
   out.push_back({"cluster.nodes", Kind::integer, 1, {}});
   out.push_back({"cluster.gpus_per_node", Kind::integer, 1, {}});
+  // A whole strategy ({"name", "options", "degree"}), so one axis can list strategies with their own
+  // options (a strategy.name × strategy.options.X product would pair options with strategies lacking them).
+  out.push_back({"strategy", Kind::strategy, 0, registry.names()});
   out.push_back({"strategy.name", Kind::choice, 0, registry.names()});
   out.push_back({"strategy.degree", Kind::integer, 1, {}});
   for (const auto& name : option_names(registry)) out.push_back({options_prefix + name, Kind::option, 0, {}});
@@ -88,6 +92,17 @@ void check_option_value(const std::string& option, const Json& value, const std:
                    "unknown value '" + text + "' for option '" + option + "'; valid choices: " + valid);
 }
 
+void check_strategy_value(const Json& value, const std::string& where, const std::vector<std::string>& names) {
+  if (!value.is_object())
+    throw InputError(where, "expected a strategy object {\"name\", \"options\", \"degree\"}, got " +
+                                describe_json(value));
+  for (const auto& item : value.items())
+    if (item.key() != "name" && item.key() != "options" && item.key() != "degree")
+      throw InputError(json_child(where, item.key()), "unknown key '" + item.key() + "'; valid keys: name, options, degree");
+  if (!value.contains("name")) throw InputError(where, "missing required key 'name'");
+  (void)expect_choice(value.at("name"), json_child(where, "name"), names);
+}
+
 void check_value(const Settable& s, const Json& value, const std::string& where,
                  const strategies::Registry& registry) {
   switch (s.kind) {
@@ -108,6 +123,9 @@ void check_value(const Settable& s, const Json& value, const std::string& where,
       return;
     case Kind::option:
       check_option_value(s.path.substr(options_prefix.size()), value, where, registry);
+      return;
+    case Kind::strategy:
+      check_strategy_value(value, where, s.choices);
       return;
   }
 }
@@ -132,6 +150,15 @@ std::vector<std::string> sweep_paths(const strategies::Registry& registry) {
 }
 
 std::string sweep_value_text(const Json& value) {
+  if (value.is_object() && value.contains("name") && value.at("name").is_string()) {
+    // A strategy object: "ring(layout=zigzag)".
+    std::string text = value.at("name").get<std::string>(), args;
+    if (value.contains("options") && value.at("options").is_object())
+      for (const auto& o : value.at("options").items())
+        args += (args.empty() ? "" : ", ") + o.key() + "=" + sweep_value_text(o.value());
+    if (value.contains("degree")) args += (args.empty() ? "" : ", ") + std::string("P=") + value.at("degree").dump();
+    return args.empty() ? text : text + "(" + args + ")";
+  }
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
@@ -180,7 +207,16 @@ Json point_document(const Json& doc, const std::vector<SweepValue>& values) {
       if (!node->is_object()) throw InputError(walked, "expected an object, got " + describe_json(*node));
       start = dot + 1;
     }
-    (*node)[v.path.substr(start)] = v.value;
+    const std::string key = v.path.substr(start);
+    if (v.value.is_object() && node->contains(key) && (*node)[key].is_object()) {
+      // A strategy object replaces the fields it names; its options replace the base's wholesale
+      // (another strategy's options would not apply), and a new name without options drops them.
+      Json& target = (*node)[key];
+      if (v.value.contains("name") && !v.value.contains("options")) target.erase("options");
+      for (const auto& item : v.value.items()) target[item.key()] = item.value();
+    } else {
+      (*node)[key] = v.value;
+    }
   }
   return out;
 }

@@ -13,5 +13,9 @@ Action add_check(CLI::App& app);
 Action add_collective(CLI::App& app);
 Action add_run(CLI::App& app);
 Action add_calibrate(CLI::App& app);
+Action add_simulate(CLI::App& app);
+Action add_compare(CLI::App& app);
+Action add_gantt(CLI::App& app);
+Action add_report(CLI::App& app);
 
 }  // namespace spsim::cli

@@ -18,6 +18,10 @@ int main(int argc, char** argv) {
   track(spsim::cli::add_collective(app));
   track(spsim::cli::add_run(app));
   track(spsim::cli::add_calibrate(app));
+  track(spsim::cli::add_simulate(app));
+  track(spsim::cli::add_compare(app));
+  track(spsim::cli::add_gantt(app));
+  track(spsim::cli::add_report(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

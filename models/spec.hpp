@@ -30,6 +30,10 @@ struct Workload {
   bool causal = false;
   Scope scope = Scope::attention;
   Passes passes = Passes::fwd_bwd;
+  // Activation recomputation (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost"): keep
+  // only each layer's input in forward and recompute the layer before its backward. Used by the memory
+  // model and the model-scope step; the attention and layer scopes trace no recomputation.
+  bool recompute = false;
 };
 
 // The attention-core problem a strategy solves: q [B*H, s, d], k/v [B*Hkv, s, d] (global shapes).

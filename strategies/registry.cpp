@@ -8,11 +8,17 @@ namespace spsim::strategies {
 
 // One line per strategy family; each lives in its own file.
 void register_rsa(Registry& registry);
+void register_ulysses(Registry& registry);
+void register_ring(Registry& registry);
+void register_allgather_kv(Registry& registry);
 
 const Registry& builtin() {
   static const Registry registry = [] {
     Registry r;
     register_rsa(r);
+    register_ulysses(r);
+    register_ring(r);
+    register_allgather_kv(r);
     return r;
   }();
   return registry;

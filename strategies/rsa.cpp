@@ -12,6 +12,9 @@
 //   allreduce_slice_div  ColossalAI as written: all-reduce dK_full/dV_full, slice, ÷P; and dq ÷P.
 //                        The all-reduce already forms the exact sum, so every ÷P is a bug (1/P scale).
 //   allreduce_slice      the same without the divisions: exact, 2(P−1)/P·|full| bytes sent per rank.
+//                        In PyTorch the slice is a view, so the full-length buffer stays allocated for
+//                        as long as the chunk's gradient lives; we keep it alive until the strategy
+//                        object goes (the end of the layer's backward) to account for that memory.
 //   reduce_scatter       one reduce-scatter along the sequence: exact, (P−1)/P·|full| bytes per rank.
 //   ring                 a partial dK/dV accumulator per target chunk travels the ring and is completed
 //                        on its owner (P−1 passes of c rows, overlapped with computing the next
@@ -160,6 +163,7 @@ class RingSelfAttention final : public AttentionStrategy {
     }
     comm_.all_reduce(full).wait();
     Tensor mine = dev_.slice(full, 1, rank() * c, c);
+    viewed_.push_back(full);  // what the view would keep alive (see the top of this file)
     if (reduction_ == GradReduction::allreduce_slice_div) dev_.scale(mine, 1.0 / p);
     return mine;
   }
@@ -170,6 +174,7 @@ class RingSelfAttention final : public AttentionStrategy {
   GradReduction reduction_;
   std::vector<std::int64_t> rows_, cols_;
   Tensor q_, k_, v_, probs_;
+  std::vector<Tensor> viewed_;
 };
 
 }  // namespace

@@ -193,3 +193,33 @@ TEST_CASE("sweep values as table cells") {
   CHECK(spsim::analysis::sweep_value_text(Json(4096)) == "4096");
   CHECK(spsim::analysis::sweep_value_text(Json(true)) == "true");
 }
+
+TEST_CASE("a 'strategy' axis lists whole strategies, each with its own options") {
+  Json doc = base();
+  doc["strategy"]["options"] = {{"grad_reduction", "ring"}};
+  doc["sweep"] = Json::object();
+  doc["sweep"]["strategy"] = Json::array({Json{{"name", "rsa"}, {"options", {{"grad_reduction", "reduce_scatter"}}}},
+                                          Json{{"name", "rsa"}},
+                                          Json{{"name", "rsa"}, {"degree", 2}}});
+  const auto points = expand_sweep(parse_config(doc, ""));
+  REQUIRE(points.size() == 3);
+  for (const auto& p : points) REQUIRE(p.ok());
+  // Options given replace the base's; a name without options drops them (the default applies);
+  // a degree replaces the base degree.
+  CHECK(points[0].config->strategy.options.at("grad_reduction") == "reduce_scatter");
+  CHECK(points[1].config->strategy.options.at("grad_reduction") == "allreduce_slice_div");
+  CHECK(points[2].config->strategy.degree == 2);
+  CHECK(spsim::analysis::sweep_value_text(points[0].values[0].value) == "rsa(grad_reduction=reduce_scatter)");
+  CHECK(spsim::analysis::sweep_value_text(points[2].values[0].value) == "rsa(P=2)");
+  // Bad strategy objects are errors at the value's path.
+  Json bad = base();
+  bad["sweep"] = Json::object();
+  bad["sweep"]["strategy"] = Json::array({Json{{"name", "nope"}}});
+  auto e = input_error_of([&] { (void)parse_config(bad, ""); });
+  REQUIRE(e.has_value());
+  CHECK(e->where() == "sweep.strategy[0].name");
+  bad["sweep"]["strategy"] = Json::array({Json{{"name", "rsa"}, {"layout", "x"}}});
+  e = input_error_of([&] { (void)parse_config(bad, ""); });
+  REQUIRE(e.has_value());
+  CHECK(e->where() == "sweep.strategy[0].layout");
+}

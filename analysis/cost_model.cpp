@@ -1,0 +1,298 @@
+// Closed-form step time: the compute model and α-β collectives of cost_model.hpp, composed per strategy.
+#include "analysis/cost_model.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include "runtime/error.hpp"
+#include "sim/cluster/cluster.hpp"
+#include "sim/collectives/collectives.hpp"
+#include "sim/compute/compute_model.hpp"
+#include "sim/engine.hpp"
+#include "sim/network/network.hpp"
+
+namespace spsim::analysis {
+
+using rt::DType;
+using rt::OpCost;
+using rt::Shape;
+using rt::Trans;
+
+double peak_flops_for(const std::string& gpu_name, const std::map<std::string, double>& peaks, DType dtype) {
+  const std::string key = sim::peak_key(dtype);
+  auto it = peaks.find(key);
+  if (it == peaks.end())
+    throw InputError("workload.dtype", "GPU '" + gpu_name + "' lists no peak for dtype " + key);
+  return it->second;
+}
+
+// ---- HardwareModel ----------------------------------------------------------------------------------
+
+namespace {
+
+// Config algorithm names (config_schema.hpp) → the simulator's collective registry names.
+std::string registry_algorithm(const std::string& name) { return name == "rhd" ? "halving_doubling" : name; }
+
+std::string sendrecv_protocol(const std::string& configured) { return configured == "auto" ? "simple" : configured; }
+
+}  // namespace
+
+struct HardwareModel::Impl {
+  Config config;
+  sim::Cluster cluster;
+  sim::Engine engine;
+  std::unique_ptr<sim::Network> network;
+  std::unique_ptr<sim::Collectives> collectives;
+  std::vector<sim::DeviceId> ranks;
+  double peak = 0;
+
+  explicit Impl(const Config& c) : config(c), cluster(sim::parse_cluster(c.cluster, "cluster")) {
+    const auto& gpus = cluster.gpus();
+    const int p = c.strategy.degree;
+    if (static_cast<std::size_t>(p) > gpus.size())
+      throw InputError("strategy.degree", "degree " + std::to_string(p) + " exceeds the cluster's " +
+                                              std::to_string(gpus.size()) + " GPUs");
+    ranks.assign(gpus.begin(), gpus.begin() + p);
+    network = sim::make_network(sim::NetworkMode::analytical, engine, cluster);
+    collectives = std::make_unique<sim::Collectives>(*network);
+    const auto& gpu = cluster.config().gpu;
+    peak = peak_flops_for(gpu.name, gpu.peak_flops, c.workload.dtype);
+  }
+
+  // One sendrecv of `bytes` from `src` to `dst` (Collectives::send): protocol base + step latency of
+  // the route's link class + route latency + bytes / (efficiency × bottleneck bandwidth).
+  [[nodiscard]] double pass_s(sim::DeviceId src, sim::DeviceId dst, double bytes) const {
+    if (src == dst) return 0;
+    const sim::Route& route = cluster.route(src, dst);
+    const bool multi = cluster.device(src).node != cluster.device(dst).node;
+    const auto protocol = sim::parse_protocol(sendrecv_protocol(config.collectives.protocol)).value();
+    const auto costs = sim::resolve_protocol(collectives->protocols(), protocol, sim::AlgorithmFamily::ring,
+                                             sim::CollectiveKind::sendrecv, multi, 2);
+    return (costs.base_latency + costs.step(route.link_class) + route.latency).seconds() +
+           bytes / (costs.efficiency * route.bottleneck_Bps);
+  }
+
+  // Ring reduce-scatter / all-gather (steps = P−1) and all-reduce (2(P−1)) with C channels across nodes.
+  [[nodiscard]] double ring_s(const sim::GroupShape& g, const sim::ProtocolCosts& costs, int steps, double n) const {
+    const double p = g.size;
+    double step = 0;
+    if (g.max_per_node > 1)
+      step = (costs.step(g.intra_class) + g.intra_latency).seconds() + n / (p * costs.efficiency * g.intra_Bps);
+    if (g.multi_node())
+      step = std::max(step, (costs.step(g.inter_class) + g.inter_latency).seconds() +
+                                n / (g.channels * p * costs.efficiency * g.inter_Bps));
+    return costs.base_latency.seconds() + steps * step;
+  }
+
+  [[nodiscard]] double collective_s(sim::CollectiveKind kind, const std::string& algorithm, double bytes) const {
+    if (ranks.size() < 2) return 0;  // a group of one completes at once
+    sim::CollectiveCall call{kind, ranks, bytes, registry_algorithm(algorithm), config.collectives.protocol};
+    const sim::CollectiveChoice choice = collectives->choose(call);
+    if (choice.algorithm != "ring") return choice.predicted.seconds();
+    const sim::GroupShape g = sim::make_group_shape(cluster, ranks);
+    const auto costs = sim::resolve_protocol(collectives->protocols(), choice.protocol, sim::AlgorithmFamily::ring,
+                                             kind, g.multi_node(), g.min_per_node);
+    const int p = g.size;
+    return ring_s(g, costs, kind == sim::CollectiveKind::all_reduce ? 2 * (p - 1) : p - 1, bytes);
+  }
+};
+
+HardwareModel::HardwareModel(const Config& config) : impl_(std::make_unique<Impl>(config)) {}
+HardwareModel::~HardwareModel() = default;
+
+int HardwareModel::ranks() const { return static_cast<int>(impl_->ranks.size()); }
+double HardwareModel::gpu_memory_bytes() const { return impl_->cluster.config().gpu.hbm_bytes; }
+
+double HardwareModel::op_time_s(const OpCost& cost) const {
+  const auto& gpu = impl_->cluster.config().gpu;
+  const double eff = gpu.op_efficiency(cost.op_class);
+  const double flops_s = cost.flops / (impl_->peak * eff);
+  const double bytes_s = static_cast<double>(cost.bytes()) / (gpu.hbm_Bps * eff);
+  return std::max(flops_s, bytes_s) + gpu.launch_overhead.seconds();
+}
+
+double HardwareModel::ring_pass_s(double bytes) const {
+  const auto& r = impl_->ranks;
+  double worst = 0;
+  for (std::size_t i = 0; i < r.size(); ++i) worst = std::max(worst, impl_->pass_s(r[i], r[(i + 1) % r.size()], bytes));
+  return worst;
+}
+
+double HardwareModel::collective_s(const std::string& kind, double bytes) const {
+  const auto& c = impl_->config.collectives;
+  if (kind == "all_reduce") return impl_->collective_s(sim::CollectiveKind::all_reduce, c.all_reduce, bytes);
+  if (kind == "reduce_scatter")
+    return impl_->collective_s(sim::CollectiveKind::reduce_scatter, c.reduce_scatter, bytes);
+  if (kind == "all_gather") return impl_->collective_s(sim::CollectiveKind::all_gather, c.all_gather, bytes);
+  throw std::invalid_argument("collective_s: unknown kind " + kind);
+}
+
+// ---- RSA ------------------------------------------------------------------------------------------
+
+namespace {
+
+// Accumulates one rank's timeline: phases run back to back; a ring step overlaps compute and a pass.
+// While a communication kernel runs, compute progresses at 1/(1+σ) of its rate (σ =
+// simulation.compute_slowdown, sim/replay/replay.hpp). A step that overlaps t_compute of work with a
+// pass of t_comm then ends at max(t_comm, t_compute + σ/(1+σ)·t_comm): compute runs slowed for
+// t_comm (doing t_comm/(1+σ) of its work) and at full rate after; if the pass outlasts even the slowed
+// compute (t_comm ≥ (1+σ)·t_compute), the pass sets the step and compute is busy (1+σ)·t_compute.
+struct Timeline {
+  double sigma = 0;
+  double time = 0, compute = 0, comm = 0, bytes = 0;
+  void compute_only(double t) {
+    time += t;
+    compute += t;
+  }
+  void comm_only(double t, double sent) {
+    time += t;
+    comm += t;
+    bytes += sent;
+  }
+  void overlapped(double t_compute, double t_comm, double sent) {
+    const double stretched = t_compute + sigma / (1 + sigma) * t_comm;
+    time += std::max(t_comm, stretched);
+    compute += std::min(stretched, (1 + sigma) * t_compute);
+    comm += t_comm;
+    bytes += sent;
+  }
+};
+
+// Shapes of RSA on one rank (strategies/rsa.cpp): bh = B·H query batches, bkv = B·Hkv, c = s/P rows,
+// s columns, d head dim.
+class RsaModel {
+ public:
+  RsaModel(const Config& config, const HardwareModel& hw)
+      : hw_(hw),
+        dt_(config.workload.dtype),
+        reduction_(config.strategy.options.at("grad_reduction")),
+        sigma_(config.simulation.compute_slowdown),
+        p_(config.strategy.degree),
+        bh_(config.workload.batch * config.model.heads),
+        bkv_(config.workload.batch * config.model.kv_heads),
+        s_(config.workload.seq_len),
+        c_(config.workload.seq_len / config.strategy.degree),
+        d_(config.model.head_dim) {}
+
+  [[nodiscard]] CostEstimate estimate(bool backward) const {
+    Timeline t;
+    t.sigma = sigma_;
+    forward(t);
+    CostEstimate e;
+    e.forward_s = t.time;
+    if (backward) this->backward(t);
+    e.step_s = t.time;
+    e.backward_s = t.time - e.forward_s;
+    e.compute_s = t.compute;
+    e.comm_s = t.comm;
+    e.exposed_comm_s = std::max(0.0, t.time - t.compute);
+    e.bytes_sent = t.bytes;
+    return e;
+  }
+
+ private:
+  [[nodiscard]] double op(const OpCost& c) const { return hw_.op_time_s(c); }
+  [[nodiscard]] Shape q_shape() const { return {bh_, c_, d_}; }
+  [[nodiscard]] Shape kv_shape() const { return {bkv_, c_, d_}; }
+  [[nodiscard]] Shape block() const { return {bh_, c_, c_}; }
+  [[nodiscard]] Shape rows() const { return {bh_, c_, s_}; }
+  [[nodiscard]] double kv_bytes() const { return static_cast<double>(rt::numel(kv_shape()) * rt::dtype_bytes(dt_)); }
+
+  // ring_over_chunks: P steps; step i < P−1 posts the next pass, computes fn(i), waits.
+  void ring(Timeline& t, const std::function<double(int step)>& fn) const {
+    const double pass = p_ > 1 ? hw_.ring_pass_s(kv_bytes()) : 0;
+    for (int i = 0; i < p_; ++i) {
+      if (i + 1 < p_)
+        t.overlapped(fn(i), pass, kv_bytes());
+      else
+        t.compute_only(fn(i));
+    }
+  }
+
+  // scores[:, :, owner] = q k_ownerᵀ, one block per step, copied into the score rows.
+  [[nodiscard]] double qk_step() const {
+    return op(rt::cost::gemm(q_shape(), kv_shape(), block(), Trans::N, Trans::T, dt_, false)) +
+           op(rt::cost::slice_assign(block(), dt_, false));
+  }
+  // o (+)= probs[:, :, owner] v_owner: a slice copy and a gemm that accumulates after the first step.
+  [[nodiscard]] double pv_step(int step) const {
+    return op(rt::cost::copy(block(), dt_)) +
+           op(rt::cost::gemm(block(), kv_shape(), q_shape(), Trans::N, Trans::N, dt_, step > 0));
+  }
+
+  void forward(Timeline& t) const {
+    ring(t, [&](int) { return qk_step(); });
+    t.compute_only(op(rt::cost::softmax(rows(), dt_)));
+    ring(t, [&](int i) { return pv_step(i); });
+  }
+
+  // Rows t·c.. of aᵀb for one target chunk: slice copy [bh, c, c] and gemm → [bkv, c, d].
+  [[nodiscard]] double key_grad_chunk() const {
+    return op(rt::cost::copy(block(), dt_)) +
+           op(rt::cost::gemm(block(), q_shape(), kv_shape(), Trans::T, Trans::N, dt_, false));
+  }
+
+  // dK or dV: the exact cross-rank sum of aᵀb restricted to this rank's chunk.
+  void reduce_key_grad(Timeline& t) const {
+    const double e = static_cast<double>(rt::dtype_bytes(dt_));
+    const double full_bytes = static_cast<double>(bkv_ * s_ * d_) * e;
+    const double pp = p_;
+    if (reduction_ == "ring") {
+      // acc for the first target, then P−1 steps: pass acc while computing the next partial, add.
+      const double chunk = key_grad_chunk(), add = op(rt::cost::add(kv_shape(), dt_));
+      t.compute_only(chunk);
+      const double pass = p_ > 1 ? hw_.ring_pass_s(kv_bytes()) : 0;
+      for (int j = 1; j < p_; ++j) {
+        t.overlapped(chunk, pass, kv_bytes());
+        t.compute_only(add);
+      }
+      return;
+    }
+    t.compute_only(op(rt::cost::gemm(rows(), q_shape(), {bkv_, s_, d_}, Trans::T, Trans::N, dt_, false)));
+    if (reduction_ == "reduce_scatter") {
+      // Ring reduce-scatter: each rank sends (P−1) chunks of n/P.
+      t.comm_only(hw_.collective_s("reduce_scatter", full_bytes), (pp - 1) / pp * full_bytes);
+      return;
+    }
+    // Ring all-reduce: reduce-scatter then all-gather, 2(P−1) chunks of n/P sent per rank.
+    t.comm_only(hw_.collective_s("all_reduce", full_bytes), 2 * (pp - 1) / pp * full_bytes);
+    t.compute_only(op(rt::cost::copy(kv_shape(), dt_)));
+    if (reduction_ == "allreduce_slice_div") t.compute_only(op(rt::cost::scale(kv_shape(), dt_)));
+  }
+
+  void backward(Timeline& t) const {
+    // dprobs[:, :, owner] = do v_ownerᵀ over ring passes of V.
+    ring(t, [&](int) {
+      return op(rt::cost::gemm(q_shape(), kv_shape(), block(), Trans::N, Trans::T, dt_, false)) +
+             op(rt::cost::slice_assign(block(), dt_, false));
+    });
+    reduce_key_grad(t);  // dV from probs and do
+    t.compute_only(op(rt::cost::softmax_backward(rows(), dt_)));
+    ring(t, [&](int i) { return pv_step(i); });  // dq = Σ dscores[:, :, owner] k_owner: same shapes as o
+    reduce_key_grad(t);                          // dK from dscores and q
+    if (reduction_ == "allreduce_slice_div") t.compute_only(op(rt::cost::scale(q_shape(), dt_)));
+  }
+
+  const HardwareModel& hw_;
+  DType dt_;
+  std::string reduction_;
+  double sigma_;
+  int p_;
+  std::int64_t bh_, bkv_, s_, c_, d_;
+};
+
+}  // namespace
+
+std::optional<CostEstimate> closed_form(const Config& config, const HardwareModel& hw) {
+  if (config.strategy.name != "rsa" || config.workload.scope != models::Scope::attention) return std::nullopt;
+  return RsaModel(config, hw).estimate(config.workload.passes == models::Passes::fwd_bwd);
+}
+
+std::optional<CostEstimate> closed_form(const Config& config) {
+  if (config.strategy.name != "rsa" || config.workload.scope != models::Scope::attention) return std::nullopt;
+  const HardwareModel hw(config);
+  return closed_form(config, hw);
+}
+
+}  // namespace spsim::analysis

@@ -1,0 +1,67 @@
+// Closed-form per-rank peak memory of a strategy: the tensors alive at each moment of one step, summed.
+//
+// Attention scope, RSA (strategies/rsa.cpp), one rank, element counts (× dtype bytes):
+//   Q = B·H·c·d (q, o, dq, do), K = B·Hkv·c·d (k, v, dk, dv, one ring buffer), c = s/P,
+//   S = B·H·c·s (the s/P × s score rows: scores, probs, dprobs, dscores), Bk = B·H·c·c (one block),
+//   F = B·Hkv·s·d (the full-length dK/dV partial sum of the all-reduce and reduce-scatter variants),
+//   R = min(P−1, 2) ring buffers in flight (the chunk being used and the one arriving).
+// The harness (analysis/sim_trace.cpp) creates q, k, v and do before the step and keeps them
+// (In = 2Q + 2K; Q + 2K for passes "fwd"), and holds o from the forward on.
+//   forward   K ring     In + S + R·K + Bk                          (scores, buffers, one block)
+//             softmax    In + 2S                                    (scores, probs)
+//             V ring     In + 2S + Q + R·K + Bk                     (+ o, a probs slice)
+//   backward  V ring     In + Q + S  + S + R·K + Bk                 (o; probs kept; dprobs)
+//             dV reduce  In + Q + 2S + red                           red: F + K (the full buffer, then the
+//                                                                   owned slice) for allreduce_slice(_div) and
+//                                                                   reduce_scatter; 3K + Bk for ring (accumulator,
+//                                                                   incoming, partial, its slice)
+//             softmax'   In + Q + 3S + K                            (probs, dprobs, dscores; dV)
+//             dq ring    In + Q + 2S + K + Q + R·K + Bk             (probs freed; dq)
+//             dK reduce  In + Q + 2S + K + Q + red
+// NCCL's internal staging buffers are fixed-size (not proportional to n) and are not counted.
+//
+// The s/P × s rows dominate: S / F = (H/Hkv)·(c/d), so F matters only when s/P is near the head dim;
+// the ring variant removes F (P× the buffer it keeps), which the table reports separately.
+//
+// Scope "model" adds, per rank (weights replicated across the SP group):
+//   weights, gradients and Adam state: 2 + 2 + 12 bytes per parameter (bf16 weights and gradients,
+//   fp32 master weights, momentum and variance: Rajbhandari et al., "ZeRO", SC'20, §3.1, K = 12);
+//   activations kept for backward per layer (strategies/layer.cpp's saved tensors plus what the
+//   attention core keeps): x, h1, o2, r1, h2 (5·rows·hidden), mean/rstd ×2 (4·rows), f1, g
+//   (2·rows·ffn), q, k, v (Q + 2K) and for RSA the probs S; rows = B·s/P.
+//   With workload.recompute only each layer's input x is kept, and one layer's activations are rebuilt
+//   during its backward (Chen et al. 2016).
+// Scope "layer" is one layer's kept activations plus the attention core's backward peak above them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/config.hpp"
+
+namespace spsim::analysis {
+
+struct MemoryTerm {
+  std::string name;
+  double bytes = 0;
+};
+
+struct MemoryEstimate {
+  double peak_bytes = 0;           // per rank
+  std::string peak_at;             // the moment of the peak ("backward dK reduce", ...)
+  std::vector<MemoryTerm> terms;   // what is alive at the peak, summing to peak_bytes
+  double full_grad_buffer_bytes = 0;  // F·bytes: the full-length dK/dV buffer (0 for ring)
+  double score_rows_bytes = 0;        // S·bytes: one s/P × s score matrix
+  double model_state_bytes = 0;       // weights + gradients + Adam state (scope model)
+  double activations_bytes = 0;       // kept for backward, all layers (scope layer/model)
+};
+
+// nullopt when the strategy has no memory model yet. Throws nothing for a valid config.
+[[nodiscard]] std::optional<MemoryEstimate> memory_model(const Config& config);
+
+// Parameters of the whole model: layers × layer_param_shapes + vocab × hidden (embedding).
+[[nodiscard]] double model_parameters(const models::ModelSpec& model);
+
+}  // namespace spsim::analysis

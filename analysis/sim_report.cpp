@@ -1,0 +1,168 @@
+// Human tables and the --json document of a simulation (render_simulation, simulation_to_json).
+#include <cstdio>
+
+#include "analysis/simulate.hpp"
+#include "analysis/table.hpp"
+
+namespace spsim::analysis {
+
+namespace {
+
+constexpr std::size_t kRankRows = 16;  // ranks listed in the human table; --json has all
+
+std::string scope_name(models::Scope s) {
+  return s == models::Scope::attention ? "attention" : s == models::Scope::layer ? "layer" : "model";
+}
+
+std::string options_text(const strategies::Options& o) {
+  std::string out;
+  for (const auto& [k, v] : o) out += (out.empty() ? "" : ", ") + k + "=" + v;
+  return out;
+}
+
+std::string percent(double part, double whole) {
+  return whole > 0 ? format_fixed(100.0 * part / whole, 1) + "%" : "-";
+}
+
+std::string header(const Config& cfg, const SimSummary& s) {
+  const auto& w = cfg.workload;
+  std::string out = "simulate " + cfg.name + ": " + cfg.strategy.name;
+  if (!cfg.strategy.options.empty()) out += " (" + options_text(cfg.strategy.options) + ")";
+  out += ", degree " + std::to_string(cfg.strategy.degree) + " on " + s.cluster + " (" +
+         std::to_string(s.gpus) + " x " + s.gpu + ")\n";
+  out += "workload: " + cfg.model.name + ", " + scope_name(w.scope) + ", seq " + std::to_string(w.seq_len) +
+         ", batch " + std::to_string(w.batch) + ", " + std::string(rt::dtype_name(w.dtype)) +
+         (w.causal ? ", causal" : "") +
+         (w.passes == models::Passes::fwd ? ", forward only" : ", forward+backward") + "; network " +
+         cfg.simulation.network + ", compute slowdown during comm " +
+         format_fixed(100 * s.compute_slowdown, 0) + "%\n\n";
+  return out;
+}
+
+std::string overview(const SimSummary& s) {
+  Table t({{"quantity"}, {"value", Align::right}, {"share of step", Align::right}});
+  const double step = s.step_time_s;
+  t.add_row({"step time", format_seconds(step), "100.0%"});
+  t.add_row({"forward", format_seconds(s.forward_s), percent(s.forward_s, step)});
+  t.add_row({"backward", format_seconds(s.backward_s), percent(s.backward_s, step)});
+  const std::string cr = " (rank " + std::to_string(s.critical_rank) + ")";
+  t.add_row({"compute" + cr, format_seconds(s.compute_s), percent(s.compute_s, step)});
+  t.add_row({"communication" + cr, format_seconds(s.comm_s), percent(s.comm_s, step)});
+  t.add_row(
+      {"exposed communication" + cr, format_seconds(s.exposed_comm_s), percent(s.exposed_comm_s, step)});
+  t.add_row({"idle" + cr, format_seconds(s.idle_s), percent(s.idle_s, step)});
+  t.add_row({"peak memory (max over ranks)", format_bytes(static_cast<double>(s.peak_memory_bytes)),
+             s.oom ? "OOM: > " + format_bytes(static_cast<double>(s.gpu_memory_bytes))
+                   : "of " + format_bytes(static_cast<double>(s.gpu_memory_bytes))});
+  return t.to_text();
+}
+
+std::string rank_table(const SimSummary& s) {
+  Table t({{"rank"},
+           {"compute", Align::right},
+           {"comm", Align::right},
+           {"exposed comm", Align::right},
+           {"idle", Align::right},
+           {"bytes sent", Align::right},
+           {"peak memory", Align::right}});
+  for (std::size_t i = 0; i < s.ranks.size() && i < kRankRows; ++i) {
+    const auto& r = s.ranks[i];
+    t.add_row({std::to_string(r.rank), format_seconds(r.compute_s), format_seconds(r.comm_s),
+               format_seconds(r.exposed_comm_s), format_seconds(r.idle_s), format_bytes(r.bytes_sent),
+               format_bytes(static_cast<double>(r.peak_memory_bytes))});
+  }
+  std::string out = "per rank:\n" + t.to_text();
+  if (s.ranks.size() > kRankRows)
+    out += "... " + std::to_string(s.ranks.size() - kRankRows) + " more ranks (--json lists all)\n";
+  return out;
+}
+
+std::string bytes_table(const SimSummary& s) {
+  Table t({{"kind"}, {"bytes sent (max over ranks)", Align::right}, {"algorithm/protocol"}});
+  for (const auto& [kind, bytes] : s.bytes_sent_by_kind) {
+    const auto it = s.algorithms.find(kind);
+    t.add_row({kind, format_bytes(bytes), it == s.algorithms.end() ? "" : it->second});
+  }
+  return "communication by kind:\n" + t.to_text();
+}
+
+std::string ops_table(const SimSummary& s) {
+  Table t({{"op"},
+           {"count", Align::right},
+           {"time", Align::right},
+           {"share", Align::right},
+           {"TFLOP/s", Align::right}});
+  for (const auto& o : s.top_ops)
+    t.add_row({o.name, std::to_string(o.count), format_seconds(o.time_s), percent(o.time_s, s.step_time_s),
+               o.flops > 0 && o.time_s > 0 ? format_fixed(o.flops / o.time_s / 1e12, 1) : "-"});
+  return "top ops (rank " + std::to_string(s.critical_rank) + "; comm ops from posting to end):\n" +
+         t.to_text();
+}
+
+nlohmann::json rank_json(const RankSummary& r) {
+  return {{"rank", r.rank},
+          {"compute_s", r.compute_s},
+          {"comm_s", r.comm_s},
+          {"exposed_comm_s", r.exposed_comm_s},
+          {"idle_s", r.idle_s},
+          {"bytes_sent", r.bytes_sent},
+          {"peak_memory_bytes", r.peak_memory_bytes}};
+}
+
+}  // namespace
+
+std::string render_simulation(const Config& cfg, const SimSummary& s) {
+  std::string out =
+      header(cfg, s) + overview(s) + "\n" + rank_table(s) + "\n" + bytes_table(s) + "\n" + ops_table(s);
+  out += "\n" + std::to_string(s.events) + " simulator events";
+  if (s.skipped_ops > 0) out += ", " + std::to_string(s.skipped_ops) + " fully masked blocks skipped";
+  out += s.oom ? "\nOUT OF MEMORY: the peak exceeds one GPU's memory\n" : "\n";
+  return out;
+}
+
+nlohmann::json simulation_to_json(const Config& cfg, const SimSummary& s) {
+  nlohmann::json j;
+  j["schema_version"] = 1;
+  j["command"] = "simulate";
+  j["config"] = cfg.name;
+  j["strategy"] = {
+      {"name", cfg.strategy.name}, {"degree", cfg.strategy.degree}, {"options", cfg.strategy.options}};
+  const auto& w = cfg.workload;
+  j["workload"] = {{"model", cfg.model.name},
+                   {"scope", scope_name(w.scope)},
+                   {"seq_len", w.seq_len},
+                   {"batch", w.batch},
+                   {"dtype", rt::dtype_name(w.dtype)},
+                   {"causal", w.causal},
+                   {"passes", w.passes == models::Passes::fwd ? "fwd" : "fwd+bwd"}};
+  j["cluster"] = {{"name", s.cluster}, {"gpu", s.gpu}, {"gpus", s.gpus}, {"network", cfg.simulation.network}};
+  j["compute_slowdown"] = s.compute_slowdown;
+  j["step_time_s"] = s.step_time_s;
+  j["forward_s"] = s.forward_s;
+  j["backward_s"] = s.backward_s;
+  j["critical_rank"] = rank_json(s.ranks.at(static_cast<std::size_t>(s.critical_rank)));
+  j["bytes_sent_by_kind"] = s.bytes_sent_by_kind;
+  j["bytes_sent_max"] = s.bytes_sent_max;
+  j["peak_memory_bytes"] = s.peak_memory_bytes;
+  j["gpu_memory_bytes"] = s.gpu_memory_bytes;
+  j["oom"] = s.oom;
+  j["algorithms"] = s.algorithms;
+  j["skipped_ops"] = s.skipped_ops;
+  j["events"] = s.events;
+  auto& ranks = j["ranks"] = nlohmann::json::array();
+  for (const auto& r : s.ranks) ranks.push_back(rank_json(r));
+  auto& ops = j["top_ops"] = nlohmann::json::array();
+  for (const auto& o : s.top_ops)
+    ops.push_back({{"name", o.name}, {"count", o.count}, {"time_s", o.time_s}, {"flops", o.flops}});
+  return j;
+}
+
+std::string dump_json_schema_first(const nlohmann::json& document) {
+  nlohmann::ordered_json out;
+  if (document.contains("schema_version")) out["schema_version"] = document.at("schema_version");
+  for (const auto& [key, value] : document.items())
+    if (key != "schema_version") out[key] = value;
+  return out.dump(2) + "\n";
+}
+
+}  // namespace spsim::analysis

@@ -1,0 +1,469 @@
+// The replay engine: per-rank host cursor, compute and communication streams, collective and p2p matching.
+#include "sim/replay/replay.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <tuple>
+#include <unordered_map>
+
+#include "runtime/error.hpp"
+#include "sim/collectives/collectives.hpp"
+
+namespace spsim::sim {
+
+namespace {
+
+using rt::RuntimeError;
+using rt::trace::CommKind;
+using rt::trace::CommOp;
+using rt::trace::ComputeOp;
+using rt::trace::GroupId;
+using rt::trace::RankTrace;
+
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+struct PendingComm {
+  std::size_t record = 0;
+  std::uint64_t compute_ticket = 0;  // launched compute ops issued before it: all must have ended
+};
+
+// The compute op running on a rank's compute stream, with its progress under a changing rate.
+struct RunningCompute {
+  std::size_t timing = kNone;    // index into RankTimeline::compute; kNone when idle
+  double remaining_ps = 0;       // work left, in picoseconds at the normal rate
+  Time since{};                  // when remaining_ps was last brought up to date
+  double stretch = 1;            // wall time per unit of work now: 1 or 1 + slowdown
+  std::uint64_t generation = 0;  // invalidates the finish event scheduled before a rate change
+};
+
+struct RankState {
+  const RankTrace* trace = nullptr;
+  DeviceId device = 0;
+  std::size_t cursor = 0;
+  std::size_t blocked_on = kNone;         // comm ordinal the cursor waits for
+  std::deque<std::size_t> compute_queue;  // records issued, not yet started
+  std::uint64_t compute_issued = 0, compute_done = 0;
+  RunningCompute running;
+  std::deque<PendingComm> comm_queue;
+  std::size_t active_comm = kNone;  // index into RankTimeline::comm of the running comm op
+  int parts_left = 0;               // of the active op: send and/or receive parts still open
+  std::size_t comm_issued = 0, comm_done = 0;
+};
+
+// A collective waiting for its members, keyed by (group, seq).
+struct PendingCollective {
+  CommKind kind = CommKind::barrier;
+  std::uint64_t bytes = 0;
+  std::vector<std::pair<int, std::size_t>> posted;  // (world rank, comm timing index)
+};
+
+// A point-to-point channel message: (group, src, dst, tag, ordinal).
+using MessageKey = std::tuple<GroupId, int, int, int, std::uint64_t>;
+struct Message {
+  bool arrived = false;
+  int waiting_rank = -1;  // the receiver, once its op is ready
+};
+
+CollectiveKind collective_kind(CommKind k) {
+  switch (k) {
+    case CommKind::all_reduce:
+      return CollectiveKind::all_reduce;
+    case CommKind::reduce_scatter:
+      return CollectiveKind::reduce_scatter;
+    case CommKind::all_gather:
+      return CollectiveKind::all_gather;
+    case CommKind::all_to_all:
+      return CollectiveKind::all_to_all;
+    default:
+      return CollectiveKind::all_reduce;  // barrier: a zero-byte all-reduce
+  }
+}
+
+bool is_collective(CommKind k) {
+  return k != CommKind::send && k != CommKind::recv && k != CommKind::sendrecv;
+}
+
+class Replayer {
+ public:
+  Replayer(std::span<const RankTrace> traces, const Cluster& cluster, NetworkMode mode,
+           const ComputeModel& model, const ReplayOptions& options)
+      : network_(make_network(mode, engine_, cluster)),
+        collectives_(*network_),
+        model_(model),
+        options_(options),
+        p2p_protocol_(options.protocol == "auto" ? Protocol::simple : parse_p2p_protocol(options.protocol)) {
+    for (const auto& g : rt::trace::merge_groups(traces)) groups_.emplace(g.id, g.members);
+    ranks_.resize(traces.size());
+    result_.ranks.resize(traces.size());
+    for (std::size_t r = 0; r < traces.size(); ++r) {
+      ranks_[r].trace = &traces[r];
+      ranks_[r].device = cluster.gpus()[r];
+      result_.ranks[r].issue.assign(traces[r].records.size(), Time{});
+    }
+  }
+
+  ReplayResult run() {
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) advance(r);
+    engine_.run();
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) check_finished(r);
+    for (auto& t : result_.ranks) result_.makespan = std::max(result_.makespan, t.finish);
+    result_.events = engine_.events_processed();
+    return std::move(result_);
+  }
+
+ private:
+  static Protocol parse_p2p_protocol(const std::string& name) {
+    if (auto p = parse_protocol(name)) return *p;
+    throw InputError("collectives.protocol",
+                     "unknown protocol '" + name + "'; valid choices: " + std::string(kProtocolChoices));
+  }
+
+  RankTimeline& timeline(int r) { return result_.ranks[static_cast<std::size_t>(r)]; }
+  RankState& state(int r) { return ranks_[static_cast<std::size_t>(r)]; }
+
+  // ---- host cursor ----------------------------------------------------------------------------
+
+  void advance(int r) {
+    RankState& s = state(r);
+    const auto& records = s.trace->records;
+    while (s.cursor < records.size() && s.blocked_on == kNone) {
+      const std::size_t i = s.cursor++;
+      timeline(r).issue[i] = engine_.now();
+      if (const auto* op = std::get_if<ComputeOp>(&records[i])) {
+        if (op->skipped) continue;
+        s.compute_queue.push_back(i);
+        ++s.compute_issued;
+        try_start_compute(r);
+      } else if (std::holds_alternative<CommOp>(records[i])) {
+        s.comm_queue.push_back({i, s.compute_issued});
+        timeline(r).comm.push_back(CommTiming{.record = i});
+        ++s.comm_issued;
+        try_start_comm(r);
+      } else if (const auto* w = std::get_if<rt::trace::Wait>(&records[i])) {
+        const std::size_t ordinal = comm_ordinal(r, w->comm_record, i);
+        if (ordinal >= s.comm_done) s.blocked_on = ordinal;
+      }
+    }
+  }
+
+  // Position of record `comm_record` among the rank's comm ops (they are issued in record order).
+  std::size_t comm_ordinal(int r, std::size_t comm_record, std::size_t wait_record) {
+    const auto& comm = timeline(r).comm;
+    const auto it = std::lower_bound(comm.begin(), comm.end(), comm_record,
+                                     [](const CommTiming& c, std::size_t rec) { return c.record < rec; });
+    if (it == comm.end() || it->record != comm_record)
+      throw RuntimeError("replay: rank " + std::to_string(r) + " record " + std::to_string(wait_record) +
+                         " waits for record " + std::to_string(comm_record) +
+                         ", which is not an earlier CommOp");
+    return static_cast<std::size_t>(it - comm.begin());
+  }
+
+  // ---- compute stream -------------------------------------------------------------------------
+
+  void try_start_compute(int r) {
+    RankState& s = state(r);
+    if (s.running.timing != kNone || s.compute_queue.empty()) return;
+    const std::size_t rec = s.compute_queue.front();
+    s.compute_queue.pop_front();
+    const auto& op = std::get<ComputeOp>(s.trace->records[rec]);
+    timeline(r).compute.push_back(ComputeTiming{rec, engine_.now(), engine_.now()});
+    s.running.timing = timeline(r).compute.size() - 1;
+    s.running.remaining_ps = static_cast<double>(model_.duration(op).count_ps());
+    s.running.since = engine_.now();
+    s.running.stretch = stretch(s);
+    schedule_compute_end(r);
+  }
+
+  [[nodiscard]] double stretch(const RankState& s) const {
+    return s.active_comm != kNone ? 1.0 + options_.compute_slowdown : 1.0;
+  }
+
+  void schedule_compute_end(int r) {
+    RunningCompute& run = state(r).running;
+    const std::uint64_t gen = ++run.generation;
+    const auto wall = static_cast<std::int64_t>(std::llround(run.remaining_ps * run.stretch));
+    engine_.schedule_at(engine_.now() + Time::ps(wall), [this, r, gen] {
+      if (state(r).running.generation == gen) end_compute(r);
+    });
+  }
+
+  // The comm stream of `r` started or stopped a kernel: bring the running compute op's progress up
+  // to date and reschedule its end at the new rate.
+  void on_comm_activity_change(int r) {
+    RankState& s = state(r);
+    RunningCompute& run = s.running;
+    const double next = stretch(s);
+    if (run.timing == kNone || next == run.stretch) return;
+    const double elapsed = static_cast<double>((engine_.now() - run.since).count_ps());
+    run.remaining_ps = std::max(0.0, run.remaining_ps - elapsed / run.stretch);
+    run.since = engine_.now();
+    run.stretch = next;
+    schedule_compute_end(r);
+  }
+
+  void end_compute(int r) {
+    RankState& s = state(r);
+    timeline(r).compute[s.running.timing].end = engine_.now();
+    timeline(r).finish = std::max(timeline(r).finish, engine_.now());
+    s.running.timing = kNone;
+    ++s.compute_done;
+    try_start_compute(r);
+    try_start_comm(r);
+  }
+
+  // ---- communication stream ---------------------------------------------------------------------
+
+  void try_start_comm(int r) {
+    RankState& s = state(r);
+    if (s.active_comm != kNone || s.comm_queue.empty()) return;
+    if (s.comm_queue.front().compute_ticket > s.compute_done) return;
+    const std::size_t rec = s.comm_queue.front().record;
+    s.comm_queue.pop_front();
+    s.active_comm = s.comm_done;  // comm ops run in issue order: the next one is ordinal comm_done
+    CommTiming& t = timeline(r).comm[s.active_comm];
+    t.ready = t.start = engine_.now();
+    on_comm_activity_change(r);
+    const auto& op = std::get<CommOp>(s.trace->records[rec]);
+    if (is_collective(op.kind))
+      post_collective(r, op, s.active_comm);
+    else
+      post_p2p(r, op);
+  }
+
+  void end_comm(int r) {
+    RankState& s = state(r);
+    CommTiming& t = timeline(r).comm[s.active_comm];
+    t.end = engine_.now();
+    timeline(r).finish = std::max(timeline(r).finish, engine_.now());
+    s.active_comm = kNone;
+    ++s.comm_done;
+    on_comm_activity_change(r);
+    if (s.blocked_on != kNone && s.blocked_on < s.comm_done) {
+      s.blocked_on = kNone;
+      advance(r);
+    }
+    try_start_comm(r);
+  }
+
+  void part_done(int r) {
+    if (--state(r).parts_left == 0) end_comm(r);
+  }
+
+  // ---- collectives ------------------------------------------------------------------------------
+
+  void post_collective(int r, const CommOp& op, std::size_t timing) {
+    const auto members = groups_.find(op.group);
+    if (members == groups_.end())
+      throw RuntimeError("replay: rank " + std::to_string(r) + " posts to unknown group " +
+                         std::to_string(op.group));
+    PendingCollective& p = pending_collectives_[{op.group, op.seq}];
+    if (p.posted.empty()) {
+      p.kind = op.kind;
+      p.bytes = op.bytes;
+    } else if (p.kind != op.kind || p.bytes != op.bytes) {
+      throw RuntimeError("replay: collective " + std::to_string(op.seq) + " of group " +
+                         std::to_string(op.group) + " is " + std::string(comm_kind_name(op.kind)) + " of " +
+                         std::to_string(op.bytes) + " bytes on rank " + std::to_string(r) + " but " +
+                         std::string(comm_kind_name(p.kind)) + " of " + std::to_string(p.bytes) +
+                         " bytes on rank " + std::to_string(p.posted[0].first));
+    }
+    p.posted.emplace_back(r, timing);
+    state(r).parts_left = 1;
+    if (p.posted.size() < members->second.size()) return;
+    PendingCollective ready = std::move(p);
+    pending_collectives_.erase({op.group, op.seq});
+    launch_collective(members->second, std::move(ready));
+  }
+
+  void launch_collective(const std::vector<int>& members, PendingCollective p) {
+    // Timing slots of the members in group-rank order.
+    std::vector<std::pair<int, std::size_t>> slots(members.size());
+    for (const auto& [rank, timing] : p.posted) {
+      const auto pos = std::lower_bound(members.begin(), members.end(), rank) - members.begin();
+      slots[static_cast<std::size_t>(pos)] = {rank, timing};
+    }
+    for (const auto& [rank, timing] : slots) timeline(rank).comm[timing].start = engine_.now();
+    if (members.size() == 1) {  // nothing to exchange
+      engine_.schedule_at(engine_.now(), [this, slots] { part_done(slots[0].first); });
+      return;
+    }
+    CollectiveCall call;
+    call.kind = collective_kind(p.kind);
+    call.bytes = static_cast<double>(p.bytes);
+    for (const auto& [rank, timing] : slots) call.ranks.push_back(state(rank).device);
+    call.algorithm =
+        p.kind == CommKind::barrier ? "auto" : options_.algorithm[static_cast<std::size_t>(call.kind)];
+    call.protocol = options_.protocol;
+    try {
+      collectives_.start(call, [this, slots](const CollectiveResult& res) { collective_done(slots, res); });
+    } catch (const InputError& e) {
+      const std::string where = e.where() == "protocol"
+                                    ? options_.algorithm_where + ".protocol"
+                                    : options_.algorithm_where + "." + collective_kind_name(call.kind);
+      throw InputError(where, std::string(e.what()).substr(e.where().size() + 2));
+    }
+  }
+
+  void collective_done(const std::vector<std::pair<int, std::size_t>>& slots, const CollectiveResult& res) {
+    const int algo = algorithm_index(res.algorithm);
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      CommTiming& t = timeline(slots[i].first).comm[slots[i].second];
+      t.bytes_sent = res.bytes_sent[i];
+      t.algorithm = algo;
+      t.protocol = res.protocol;
+    }
+    // Members end in group order at the same instant (the call's last arrival).
+    for (const auto& slot : slots) part_done(slot.first);
+  }
+
+  int algorithm_index(const std::string& name) {
+    auto& names = result_.algorithms;
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it != names.end()) return static_cast<int>(it - names.begin());
+    names.push_back(name);
+    return static_cast<int>(names.size()) - 1;
+  }
+
+  // ---- point-to-point ---------------------------------------------------------------------------
+
+  void post_p2p(int r, const CommOp& op) {
+    RankState& s = state(r);
+    const bool sends = op.kind != CommKind::recv, receives = op.kind != CommKind::send;
+    s.parts_left = (sends ? 1 : 0) + (receives ? 1 : 0);
+    CommTiming& t = timeline(r).comm[s.active_comm];
+    t.protocol = p2p_protocol_;
+    // Register the receive first: a message to oneself may then complete it.
+    if (receives) {
+      Message& m = messages_[MessageKey{op.group, op.src, r, op.tag, op.recv_seq}];
+      if (m.arrived) {
+        messages_.erase(MessageKey{op.group, op.src, r, op.tag, op.recv_seq});
+        engine_.schedule_at(engine_.now(), [this, r] { part_done(r); });
+      } else {
+        m.waiting_rank = r;
+      }
+    }
+    if (sends) send(r, op);
+  }
+
+  void send(int r, const CommOp& op) {
+    if (op.dst < 0 || static_cast<std::size_t>(op.dst) >= ranks_.size())
+      throw RuntimeError("replay: rank " + std::to_string(r) + " sends to rank " + std::to_string(op.dst) +
+                         " of a world of " + std::to_string(ranks_.size()));
+    const MessageKey key{op.group, r, op.dst, op.tag, op.seq};
+    if (op.dst != r) timeline(r).comm[state(r).active_comm].bytes_sent = static_cast<double>(op.bytes);
+    collectives_.send(state(r).device, state(op.dst).device, static_cast<double>(op.bytes), p2p_protocol_,
+                      [this, r, key] {
+                        arrive(key);
+                        part_done(r);
+                      });
+  }
+
+  void arrive(const MessageKey& key) {
+    Message& m = messages_[key];
+    if (m.waiting_rank < 0) {
+      m.arrived = true;
+      return;
+    }
+    const int receiver = m.waiting_rank;
+    messages_.erase(key);
+    part_done(receiver);
+  }
+
+  // ---- end of run ---------------------------------------------------------------------------------
+
+  void check_finished(int r) {
+    const RankState& s = state(r);
+    const auto& records = s.trace->records;
+    auto stuck = [&](std::size_t rec, const std::string& why) {
+      std::string what = "record " + std::to_string(rec);
+      if (const auto* op = std::get_if<CommOp>(&records[rec]))
+        what += " (" + std::string(comm_kind_name(op->kind)) + ")";
+      throw RuntimeError("replay: rank " + std::to_string(r) + " cannot finish: " + what + " " + why);
+    };
+    if (s.active_comm != kNone)
+      stuck(timeline(r).comm[s.active_comm].record, "never completes (a peer never posts the matching op)");
+    if (!s.comm_queue.empty()) stuck(s.comm_queue.front().record, "never starts");
+    if (s.blocked_on != kNone) stuck(s.cursor - 1, "(a Wait) never returns");
+    if (s.cursor < records.size()) stuck(s.cursor, "is never reached (host blocked)");
+  }
+
+  Engine engine_;
+  std::unique_ptr<Network> network_;
+  Collectives collectives_;
+  const ComputeModel& model_;
+  const ReplayOptions& options_;
+  Protocol p2p_protocol_;
+  std::unordered_map<GroupId, std::vector<int>> groups_;
+  std::vector<RankState> ranks_;
+  std::map<std::pair<GroupId, std::uint64_t>, PendingCollective> pending_collectives_;
+  std::map<MessageKey, Message> messages_;
+  ReplayResult result_;
+};
+
+}  // namespace
+
+ReplayResult replay(std::span<const rt::trace::RankTrace> traces, const Cluster& cluster, NetworkMode mode,
+                    const ComputeModel& model, const ReplayOptions& options) {
+  if (traces.size() > cluster.gpus().size())
+    throw std::invalid_argument("replay: " + std::to_string(traces.size()) + " ranks on a cluster of " +
+                                std::to_string(cluster.gpus().size()) + " GPUs");
+  return Replayer(traces, cluster, mode, model, options).run();
+}
+
+}  // namespace spsim::sim
+
+namespace spsim::sim {
+
+StreamBusy stream_busy(const RankTimeline& tl) {
+  StreamBusy b;
+  for (const auto& c : tl.compute) b.compute += c.end - c.start;
+  // Both streams are serial, so their intervals are disjoint and sorted: one merge pass gives the
+  // overlap of every comm interval with the compute intervals.
+  std::size_t ci = 0;
+  for (const auto& m : tl.comm) {
+    const Time len = m.end - m.ready;
+    b.comm += len;
+    Time covered{};
+    while (ci < tl.compute.size() && tl.compute[ci].end <= m.ready) ++ci;
+    for (std::size_t k = ci; k < tl.compute.size() && tl.compute[k].start < m.end; ++k) {
+      const Time lo = std::max(tl.compute[k].start, m.ready), hi = std::min(tl.compute[k].end, m.end);
+      if (hi > lo) covered += hi - lo;
+    }
+    b.exposed_comm += len - covered;
+  }
+  return b;
+}
+
+std::vector<PhaseSpan> phase_spans(const rt::trace::RankTrace& trace, const RankTimeline& tl) {
+  struct Open {
+    std::string name;
+    Time start = Time::max(), end{};
+  };
+  std::vector<Open> open;
+  std::vector<PhaseSpan> out;
+  std::size_t ci = 0, mi = 0;
+  for (std::size_t i = 0; i < trace.records.size(); ++i) {
+    const auto& r = trace.records[i];
+    Time s = Time::max(), e{};
+    if (ci < tl.compute.size() && tl.compute[ci].record == i) {
+      s = tl.compute[ci].start, e = tl.compute[ci].end, ++ci;
+    } else if (mi < tl.comm.size() && tl.comm[mi].record == i) {
+      s = tl.comm[mi].ready, e = tl.comm[mi].end, ++mi;
+    } else if (const auto* b = std::get_if<rt::trace::PhaseBegin>(&r)) {
+      open.push_back({b->name});
+    } else if (std::holds_alternative<rt::trace::PhaseEnd>(r) && !open.empty()) {
+      if (open.back().start != Time::max())
+        out.push_back({open.back().name, open.back().start, open.back().end});
+      open.pop_back();
+    }
+    if (s == Time::max()) continue;
+    for (auto& o : open) o.start = std::min(o.start, s), o.end = std::max(o.end, e);
+  }
+  return out;
+}
+
+}  // namespace spsim::sim

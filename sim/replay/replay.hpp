@@ -1,0 +1,109 @@
+// Replay: runs every rank's trace on the simulated cluster and returns when each op ran (DESIGN.md §6).
+//
+// The rules are the trace's (runtime/trace/trace.hpp); how they are timed here:
+//  * Each rank has a host cursor that walks its records in order at zero host cost. It stops only at
+//    a Wait, until the awaited CommOp has ended; a record's `issue` time is when the cursor reached it.
+//  * Compute stream: launched ComputeOps run one after another in issue order; an op starts when it
+//    is issued and the previous op has ended, and runs for ComputeModel::duration (skipped ops are
+//    never launched). While a communication kernel of the same rank is running, compute progresses
+//    at 1 / (1 + compute_slowdown) of its normal rate (communication kernels take SMs and HBM
+//    bandwidth from compute kernels); the rate changes the moment a comm op starts or ends.
+//  * Communication stream: CommOps run one at a time in issue order. An op is `ready` when it is
+//    issued, the previous comm op has ended and every ComputeOp issued before it has ended.
+//    - Collectives (matched by group and seq) `start` when the last member is ready, as one call of
+//      the simulator's collective API (sim/collectives) with the configured algorithm and protocol,
+//      and end on every member when its last transfer arrives. A barrier is a zero-byte all-reduce.
+//    - Point-to-point messages are eager: a send's transfer starts when the send is ready and the
+//      send part ends when the bytes have arrived; the receive part ends when the op is ready and
+//      the matching message (group, src, dst, tag, ordinal) has arrived. So a send and a recv posted
+//      in either order on one stream never deadlock (as with PyTorch's per-peer NCCL streams). A
+//      sendrecv ends when both parts have; a message to oneself is a local copy of no link bytes.
+//    A comm op counts as busy (and slows compute) from `ready` to `end`: an NCCL kernel is launched
+//    when the stream reaches it and spins until its peers arrive.
+//  * A trace that cannot finish (a collective some member never posts, a receive with no send)
+//    throws RuntimeError naming the stuck rank and record.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/trace/trace.hpp"
+#include "sim/cluster/cluster.hpp"
+#include "sim/collectives/kinds.hpp"
+#include "sim/compute/compute_model.hpp"
+#include "sim/network/network.hpp"
+#include "sim/time.hpp"
+
+namespace spsim::sim {
+
+struct ReplayOptions {
+  // Algorithm per collective kind (all_reduce, reduce_scatter, all_gather, all_to_all): a name of the
+  // collectives registry or "auto" (the simulator's tuner, as NCCL's).
+  std::array<std::string, 4> algorithm{"auto", "auto", "auto", "auto"};
+  std::string protocol = "auto";  // collectives: simple | ll | ll128 | auto; p2p: auto means simple
+  // Fractional slowdown of compute while a communication kernel runs on the same GPU: 0.1 = compute
+  // takes 10% longer during communication. A modest, uncalibrated default: NCCL's kernels use a few
+  // SMs' worth of channels and part of the HBM bandwidth.
+  double compute_slowdown = 0.1;
+  // Where an invalid algorithm name is reported ("collectives" + "." + kind name).
+  std::string algorithm_where = "collectives";
+};
+
+struct ComputeTiming {
+  std::size_t record = 0;  // index in the rank's records
+  Time start{}, end{};
+};
+
+struct CommTiming {
+  std::size_t record = 0;
+  Time ready{};  // posted on a free stream with its compute inputs done (busy from here)
+  Time start{};  // data movement began (collectives: the last member was ready)
+  Time end{};
+  double bytes_sent = 0;  // bytes this rank put on links
+  int algorithm = -1;     // index into ReplayResult::algorithms; -1 for point-to-point
+  Protocol protocol = Protocol::simple;
+};
+
+struct RankTimeline {
+  std::vector<Time> issue;             // per record: when the host cursor reached it
+  std::vector<ComputeTiming> compute;  // launched ops, in stream order
+  std::vector<CommTiming> comm;        // in stream order (= record order)
+  Time finish{};                       // end of the rank's last op
+};
+
+struct ReplayResult {
+  Time makespan{};  // max over ranks of finish
+  std::vector<RankTimeline> ranks;
+  std::vector<std::string> algorithms;  // names of the collective algorithms that ran
+  std::uint64_t events = 0;             // engine events processed
+};
+
+// Busy time of one rank's streams. exposed = time the comm stream is busy (ready..end) while the
+// compute stream is not: the communication that compute does not hide.
+struct StreamBusy {
+  Time compute{};
+  Time comm{};
+  Time exposed_comm{};
+};
+[[nodiscard]] StreamBusy stream_busy(const RankTimeline& timeline);
+
+// Where a phase (PhaseBegin..PhaseEnd, possibly nested) ran on one rank: from the first start to the
+// last end of the ops recorded between its markers (comm ops from `ready`). Phases without a
+// launched op are left out. In order of their PhaseEnd.
+struct PhaseSpan {
+  std::string name;
+  Time start{}, end{};
+};
+[[nodiscard]] std::vector<PhaseSpan> phase_spans(const rt::trace::RankTrace& trace,
+                                                 const RankTimeline& timeline);
+
+// Replays traces[r] on cluster.gpus()[r]. Needs traces.size() <= cluster.gpus().size()
+// (std::invalid_argument otherwise: callers report it against their own input).
+[[nodiscard]] ReplayResult replay(std::span<const rt::trace::RankTrace> traces, const Cluster& cluster,
+                                  NetworkMode mode, const ComputeModel& model,
+                                  const ReplayOptions& options = {});
+
+}  // namespace spsim::sim

@@ -1,0 +1,103 @@
+// All-gather-KV context parallelism (Llama 3 paper, Dubey et al. 2024, arXiv:2407.21783, §3.3.2):
+// all-gather K and V over the group, attend the local queries to the whole sequence, reduce-scatter
+// dK and dV back to their owners.
+//
+// Per rank r (P ranks, zigzag layout: 2P chunks of s/2P, rank r holds chunks r and 2P−1−r, which
+// balances the causal work):
+//   forward   k_all = all_gather(k) along the sequence dim: [B·Hkv, s, d], rows in rank order, so
+//             their global positions are the concatenation of every rank's zigzag positions (the
+//             mask is built from them; no reordering copy is needed). o, lse = one attention block
+//             of the local queries against k_all, v_all. A ring all-gather sends (P−1)/P of the
+//             gathered tensor per rank: (P−1)(|k| + |v|) with |k| the local shard.
+//   backward  one attention block backward gives dq and the partial dK, dV for the WHOLE sequence
+//             ([B·Hkv, s, d]); a reduce-scatter along the sequence sums them over the group and leaves
+//             each rank its own rows: (P−1)/P of the full-length tensors, (P−1)(|dk| + |dv|) per rank.
+// The gathered K/V are kept from forward to backward (the paper's choice; re-gathering would trade
+// memory for a second all-gather). With GQA the gathered tensors are small next to Q, which is why
+// Llama 3 prefers this over passing K/V around a ring.
+#include <cmath>
+#include <utility>
+
+#include "strategies/layouts.hpp"
+#include "strategies/strategy.hpp"
+
+namespace spsim::strategies {
+
+namespace {
+
+using rt::Tensor;
+
+class AllGatherKv final : public AttentionStrategy {
+ public:
+  explicit AllGatherKv(StrategyContext ctx)
+      : dev_(ctx.dev), comm_(ctx.comm), pr_(ctx.problem), rows_(std::move(ctx.positions)) {
+    const int p = comm_.size();
+    for (int owner = 0; owner < p; ++owner) {
+      auto pos = zigzag_positions(owner, p, pr_.seq_len);
+      cols_.insert(cols_.end(), pos.begin(), pos.end());
+    }
+  }
+
+  Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v) override {
+    const int p = comm_.size();
+    q_ = q;
+    k_all_ = dev_.empty({k.dim(0), k.dim(1) * p, k.dim(2)});
+    v_all_ = dev_.empty({v.dim(0), v.dim(1) * p, v.dim(2)});
+    rt::Work wk = comm_.all_gather(k, k_all_, 1);
+    rt::Work wv = comm_.all_gather(v, v_all_, 1);
+    wk.wait();
+    wv.wait();
+    o_ = dev_.empty(q.shape());
+    lse_ = dev_.empty({q.dim(0), q.dim(1)});
+    dev_.attention_block_forward(q, k_all_, v_all_, o_, lse_, scale(), mask());
+    return o_;
+  }
+
+  AttnGrads backward(const Tensor& d_o) override {
+    const int p = comm_.size();
+    Tensor dq = dev_.zeros(q_.shape());
+    Tensor dk_all = dev_.zeros(k_all_.shape()), dv_all = dev_.zeros(v_all_.shape());
+    dev_.attention_block_backward(q_, k_all_, v_all_, o_, d_o, lse_, dq, dk_all, dv_all, scale(), mask());
+    q_ = k_all_ = v_all_ = o_ = lse_ = Tensor();
+    const std::int64_t local = dk_all.dim(1) / p;
+    AttnGrads g{dq, dev_.empty({dk_all.dim(0), local, dk_all.dim(2)}),
+                dev_.empty({dv_all.dim(0), local, dv_all.dim(2)})};
+    rt::Work wk = comm_.reduce_scatter(dk_all, g.dk, 1);
+    rt::Work wv = comm_.reduce_scatter(dv_all, g.dv, 1);
+    wk.wait();
+    wv.wait();
+    return g;
+  }
+
+ private:
+  [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(pr_.head_dim)); }
+  [[nodiscard]] rt::Mask mask() const { return rt::Mask{pr_.causal, &rows_, &cols_}; }
+
+  rt::Device& dev_;
+  rt::Comm& comm_;
+  models::AttnProblem pr_;
+  std::vector<std::int64_t> rows_, cols_;  // local query positions; gathered key positions (rank order)
+  Tensor q_, k_all_, v_all_, o_, lse_;
+};
+
+}  // namespace
+
+void register_allgather_kv(Registry& registry) {
+  StrategyInfo info;
+  info.name = "allgather_kv";
+  info.description =
+      "Llama 3 context parallelism: all-gather K and V, local attention of the zigzag-sharded queries, "
+      "reduce-scatter dK and dV";
+  info.check = [](const models::AttnProblem& p, int degree, const Options&) {
+    return layout_check(Layout::zigzag, degree, p.seq_len);
+  };
+  info.positions = [](int rank, int degree, std::int64_t seq, const Options&) {
+    return zigzag_positions(rank, degree, seq);
+  };
+  info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
+    return std::make_unique<AllGatherKv>(std::move(ctx));
+  };
+  registry.add(std::move(info));
+}
+
+}  // namespace spsim::strategies

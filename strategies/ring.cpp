@@ -1,0 +1,160 @@
+// Ring Attention (Liu, Zaharia, Abbeel 2023, arXiv:2310.01889): blockwise attention with online-softmax
+// merging while the K/V blocks travel the ring, overlapped with the block computation.
+//
+// Per rank r (P ranks, local tokens at `positions` in the chosen layout):
+//   forward   step j = 0..P−1 holds the K/V block of owner (r − j) mod P; the block of step j+1 is in
+//             flight (ring_exchange) while step j computes attention_block_forward and merges it into
+//             (o, lse) (merge_attention). P−1 passes of K and of V: a rank sends (P−1)(|k| + |v|).
+//   backward  flash-attention style, from the final o and lse: step 0 computes the own block's dq and
+//             dk/dv contributions; step j ≥ 1 computes owner (r − j)'s block into a fresh partial, adds
+//             the accumulator for that owner arriving from rank r−1 and sends the sum on to r+1. The
+//             accumulator for owner o is started on rank o+1, visits o+2, …, o−1 and its last hop lands
+//             on o, which adds its own contribution: P−1 passes of dK and dV, each overlapped with the
+//             next block's computation, plus the P−1 passes of K and V again: a rank sends
+//             (P−1)(|k| + |v|) + (P−1)(|dk| + |dv|).
+// Masks come from global positions, so a causal mask is right in every layout, and a block whose
+// every pair is masked is skipped by the device (no kernel, no time) and not merged.
+#include <cmath>
+#include <utility>
+
+#include "runtime/cost.hpp"
+#include "strategies/layouts.hpp"
+#include "strategies/strategy.hpp"
+
+namespace spsim::strategies {
+
+namespace {
+
+using rt::Tensor;
+
+// Tags keep the concurrent K, V, dK and dV passes of a step apart on the same ring channel.
+enum Tag : int { kTagK = 0, kTagV = 1, kTagDk = 2, kTagDv = 3 };
+
+struct Pair {
+  Tensor k, v;
+};
+
+class RingAttention final : public AttentionStrategy {
+ public:
+  explicit RingAttention(StrategyContext ctx)
+      : dev_(ctx.dev),
+        comm_(ctx.comm),
+        pr_(ctx.problem),
+        p_(ctx.comm.size()),
+        rows_(std::move(ctx.positions)) {
+    const Layout layout = parse_layout(ctx.options.at("layout"));
+    for (int owner = 0; owner < p_; ++owner)
+      cols_.push_back(layout_positions(layout, owner, p_, pr_.seq_len));
+  }
+
+  Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v) override {
+    q_ = q;
+    k_ = k;
+    v_ = v;
+    o_ = dev_.empty(q.shape());
+    lse_ = dev_.empty({q.dim(0), q.dim(1)});
+    Pair cur{k, v};
+    for (int step = 0; step < p_; ++step) {
+      const int owner = owner_at(step);
+      Pair next;
+      std::vector<rt::Work> pass =
+          step + 1 < p_ ? exchange(cur, next, kTagK, kTagV) : std::vector<rt::Work>{};
+      const rt::Mask m = mask(owner);
+      if (step == 0) {
+        dev_.attention_block_forward(q, cur.k, cur.v, o_, lse_, scale(), m);
+      } else {
+        Tensor o_blk = dev_.empty(q.shape()), lse_blk = dev_.empty(lse_.shape());
+        dev_.attention_block_forward(q, cur.k, cur.v, o_blk, lse_blk, scale(), m);
+        if (rt::unmasked_fraction(m) > 0) dev_.merge_attention(o_, lse_, o_blk, lse_blk);
+      }
+      for (auto& w : pass) w.wait();
+      cur = next;
+    }
+    return o_;
+  }
+
+  AttnGrads backward(const Tensor& d_o) override {
+    AttnGrads g{dev_.zeros(q_.shape()), dev_.zeros(k_.shape()), dev_.zeros(v_.shape())};
+    Pair cur{k_, v_}, acc, incoming;
+    std::vector<rt::Work> acc_pass;
+    for (int step = 0; step < p_; ++step) {
+      const int owner = owner_at(step);
+      Pair next;
+      std::vector<rt::Work> pass =
+          step + 1 < p_ ? exchange(cur, next, kTagK, kTagV) : std::vector<rt::Work>{};
+      // The own block (step 0) accumulates straight into the result; others into a fresh partial.
+      Pair part = step == 0 ? Pair{g.dk, g.dv} : Pair{dev_.zeros(k_.shape()), dev_.zeros(v_.shape())};
+      dev_.attention_block_backward(q_, cur.k, cur.v, o_, d_o, lse_, g.dq, part.k, part.v, scale(),
+                                    mask(owner));
+      if (step >= 1) {
+        for (auto& w : acc_pass) w.wait();
+        if (step >= 2) add_into(incoming, part);  // the accumulator for `owner` from rank r−1
+        acc = part;                               // keeps the buffer alive while its send is in flight
+        acc_pass = exchange(acc, incoming, kTagDk, kTagDv);
+      }
+      for (auto& w : pass) w.wait();
+      cur = next;
+    }
+    // The accumulator for this rank's own block arrives after its last hop.
+    for (auto& w : acc_pass) w.wait();
+    if (p_ > 1) add_into(incoming, Pair{g.dk, g.dv});
+    q_ = k_ = v_ = o_ = lse_ = Tensor();
+    return g;
+  }
+
+ private:
+  [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(pr_.head_dim)); }
+  [[nodiscard]] int owner_at(int step) const { return (comm_.rank() - step + p_) % p_; }
+  [[nodiscard]] rt::Mask mask(int owner) const {
+    return rt::Mask{pr_.causal, &rows_, &cols_[static_cast<std::size_t>(owner)]};
+  }
+
+  // Sends `out` to rank+1 and receives `in` (allocated here) from rank−1, K and V as two messages.
+  std::vector<rt::Work> exchange(const Pair& out, Pair& in, int tag_k, int tag_v) {
+    in = Pair{dev_.empty_like(out.k), dev_.empty_like(out.v)};
+    std::vector<rt::Work> w;
+    w.push_back(comm_.ring_exchange(out.k, in.k, tag_k));
+    w.push_back(comm_.ring_exchange(out.v, in.v, tag_v));
+    return w;
+  }
+
+  void add_into(const Pair& from, Pair to) {
+    dev_.add(from.k, to.k, to.k);
+    dev_.add(from.v, to.v, to.v);
+  }
+
+  rt::Device& dev_;
+  rt::Comm& comm_;
+  models::AttnProblem pr_;
+  int p_;
+  std::vector<std::int64_t> rows_;
+  std::vector<std::vector<std::int64_t>> cols_;  // positions held by each owner
+  Tensor q_, k_, v_, o_, lse_;
+};
+
+}  // namespace
+
+void register_ring(Registry& registry) {
+  StrategyInfo info;
+  info.name = "ring";
+  info.description =
+      "Ring Attention: P-1 ring passes of the K/V block overlapped with blockwise attention and "
+      "online-softmax merging; backward passes K/V again and dK/dV accumulators travel home";
+  info.options = {{"layout",
+                   "sequence layout: contiguous (imbalanced under causal), zigzag (chunks r and 2P-1-r), "
+                   "striped (token t on rank t mod P)",
+                   {"contiguous", "zigzag", "striped"},
+                   "contiguous"}};
+  info.check = [](const models::AttnProblem& p, int degree, const Options& o) {
+    return layout_check(parse_layout(o.count("layout") ? o.at("layout") : "contiguous"), degree, p.seq_len);
+  };
+  info.positions = [](int rank, int degree, std::int64_t seq, const Options& o) {
+    return layout_positions(parse_layout(o.at("layout")), rank, degree, seq);
+  };
+  info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
+    return std::make_unique<RingAttention>(std::move(ctx));
+  };
+  registry.add(std::move(info));
+}
+
+}  // namespace spsim::strategies

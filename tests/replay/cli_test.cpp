@@ -1,0 +1,60 @@
+// `spsim simulate` end to end: --json is deterministic and starts with schema_version, bad input exits 2.
+#include <doctest/doctest.h>
+
+#include "../cli/run_cli.hpp"
+
+using spsim_test::run_spsim;
+using spsim_test::source_path;
+
+TEST_CASE("spsim simulate --json is byte-identical across runs and starts with schema_version") {
+  const std::string cfg = source_path("configs/experiments/rsa-reduce-scatter-dgx-a100.json");
+  const auto a = run_spsim("simulate " + cfg + " --json");
+  const auto b = run_spsim("simulate " + cfg + " --json");
+  REQUIRE(a.code == 0);
+  CHECK(a.out == b.out);
+  CHECK(a.out.rfind("{\n  \"schema_version\": 1,", 0) == 0);
+}
+
+TEST_CASE("spsim simulate prints the tables and writes --trace") {
+  const auto dir = spsim_test::temp_dir("replay-cli");
+  const auto trace = dir / "t.json";
+  const auto r = run_spsim("simulate " + source_path("configs/experiments/rsa-ring-dgx-a100.json") +
+                           " --trace " + trace.string());
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("step time") != std::string::npos);
+  CHECK(r.out.find("exposed communication") != std::string::npos);
+  CHECK(std::filesystem::file_size(trace) > 0);
+}
+
+TEST_CASE("spsim simulate: bad input exits 2 with the JSON path") {
+  const auto dir = spsim_test::temp_dir("replay-cli-bad");
+  const std::string base = R"({ "schema_version": 1, "name": "bad", "model": { "preset": "bert-large" },
+    "workload": { "seq_len": 4096, "scope": "attention" },
+    "strategy": { "name": "rsa", "degree": DEGREE, "options": { "grad_reduction": "ring" } },
+    "cluster": CLUSTER, "simulation": { "compute_slowdown": SLOW } })";
+  struct Case {
+    const char* degree;
+    const char* cluster;
+    const char* slowdown;
+    const char* where;
+  };
+  const Case cases[] = {
+      {"16", R"({ "preset": "dgx-a100" })", "0.1", "strategy.degree"},
+      {"8", R"({ "preset": "dgx-z100" })", "0.1", "cluster.preset"},
+      {"8", R"({ "preset": "dgx-a100", "nodes": 0 })", "0.1", "cluster.nodes"},
+      {"8", R"({ "preset": "dgx-a100" })", "-1", "simulation.compute_slowdown"},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    CAPTURE(c.where);
+    std::string text = base;
+    text.replace(text.find("DEGREE"), 6, c.degree);
+    text.replace(text.find("CLUSTER"), 7, c.cluster);
+    text.replace(text.find("SLOW"), 4, c.slowdown);
+    const auto path = spsim_test::write_file(dir / ("c" + std::to_string(i++) + ".json"), text);
+    const auto r = run_spsim("simulate " + path.string());
+    CHECK(r.code == 2);
+    CHECK(r.out.find(c.where) != std::string::npos);
+  }
+  CHECK(run_spsim("simulate " + (dir / "missing.json").string()).code == 2);
+}

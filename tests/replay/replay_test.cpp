@@ -1,0 +1,210 @@
+// The replay rules on hand-made traces, with every time derived from the test GPU and link:
+//   GEMM rate 1e14 FLOP/s (peak 2e14 × efficiency 0.5, no launch overhead): 1e9 FLOPs take 10 µs;
+//   links 1e11 B/s with 1 µs per hop, GPU-to-GPU two hops, no protocol latency: a message of
+//   n = 1e6 bytes takes c = 2 µs + 1e6 / 1e11 s = 12 µs.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "helpers.hpp"
+#include "runtime/error.hpp"
+#include "sim/memory/memory.hpp"
+
+using namespace replay_test;
+
+namespace {
+
+constexpr double kBps = 1e11;
+const Time kHop = Time::from_us(1);
+constexpr std::uint64_t kMsg = 1000000;          // bytes
+constexpr double kMsgUs = 2 + 1e6 / 1e11 * 1e6;  // 12 µs
+constexpr double kGemmPerUs = 1e8;               // FLOPs per µs
+
+double us(Time t) {
+  return t.us();
+}
+
+}  // namespace
+
+TEST_CASE("a compute op takes flops / (peak x efficiency); a memory-bound op bytes / (HBM x efficiency)") {
+  TraceBuilder b(0, 1);
+  b.gemm(3e9);                    // 3e9 / 1e14 = 30 µs
+  b.elementwise(1000000);         // 1e6 B / (2e12 × 0.5) = 1 µs
+  b.gemm(5e9, /*skipped=*/true);  // fully masked block: 0
+  const auto r = run({b.trace()}, star(1, kBps, kHop));
+  REQUIRE(r.ranks[0].compute.size() == 2);
+  CHECK(us(r.ranks[0].compute[0].end) == doctest::Approx(30));
+  CHECK(us(r.ranks[0].compute[1].start) == doctest::Approx(30));
+  CHECK(us(r.makespan) == doctest::Approx(31));
+}
+
+TEST_CASE("a ring pass overlapped with compute exposes max(0, comm - compute)") {
+  // Every rank: post the pass (sendrecv to r+1 from r−1), compute F, wait for the pass, compute G.
+  // On the star each uplink and downlink carries one flow, so the pass takes c = 12 µs everywhere.
+  const int p = 4;
+  const double g_us = 10;
+  for (double f_us : {5.0, 12.0, 20.0}) {
+    CAPTURE(f_us);
+    std::vector<tr::RankTrace> traces;
+    for (int r = 0; r < p; ++r) {
+      TraceBuilder b(r, p);
+      const auto pass = b.sendrecv((r + 1) % p, (r + p - 1) % p, kMsg, 0);
+      b.gemm(f_us * kGemmPerUs);
+      b.wait(pass);
+      b.gemm(g_us * kGemmPerUs);
+      traces.push_back(b.trace());
+    }
+    const auto res = run(traces, star(p, kBps, kHop));
+    for (int r = 0; r < p; ++r) {
+      const auto busy = stream_busy(res.ranks[static_cast<std::size_t>(r)]);
+      CHECK(busy.comm.us() == doctest::Approx(kMsgUs));
+      CHECK(busy.exposed_comm.us() == doctest::Approx(std::max(0.0, kMsgUs - f_us)));
+      // The Wait holds G until the pass has ended.
+      CHECK(us(res.ranks[static_cast<std::size_t>(r)].compute[1].start) ==
+            doctest::Approx(std::max(kMsgUs, f_us)));
+    }
+    CHECK(us(res.makespan) == doctest::Approx(std::max(kMsgUs, f_us) + g_us));
+  }
+}
+
+TEST_CASE("compute slows down by the configured factor while a comm kernel runs") {
+  // Slowdown s = 0.25: during the pass compute progresses at 1/1.25 of its rate.
+  // F = 20 µs > c: by c it has done c/1.25 = 9.6 µs of work; the other 10.4 µs run at full rate:
+  // end = 12 + 10.4 = 22.4 µs (= F + c·s/(1+s)). F = 5 µs < c: it ends at 5 × 1.25 = 6.25 µs.
+  const int p = 2;
+  struct Case {
+    double f_us, end_us;
+  };
+  for (const Case c : {Case{20, 22.4}, Case{5, 6.25}}) {
+    CAPTURE(c.f_us);
+    std::vector<tr::RankTrace> traces;
+    for (int r = 0; r < p; ++r) {
+      TraceBuilder b(r, p);
+      const auto pass = b.sendrecv(1 - r, 1 - r, kMsg, 0);
+      b.gemm(c.f_us * kGemmPerUs);
+      b.wait(pass);
+      traces.push_back(b.trace());
+    }
+    const auto res = run(traces, star(p, kBps, kHop), 0.25);
+    CHECK(us(res.ranks[0].compute[0].end) == doctest::Approx(c.end_us));
+    CHECK(stream_busy(res.ranks[0]).exposed_comm.us() == doctest::Approx(std::max(0.0, kMsgUs - c.end_us)));
+  }
+}
+
+TEST_CASE("a collective starts when every member has posted it") {
+  // Rank 0 computes 10 µs before posting; rank 1 posts at once. Ring all-reduce of n on P = 2:
+  // 2(P−1)(α + nβ/P) = 2 (2 µs + 5 µs) = 14 µs from the moment both posted (10 µs): both end at 24.
+  const int p = 2;
+  TraceBuilder r0(0, p), r1(1, p);
+  r0.gemm(10 * kGemmPerUs);
+  r0.wait(r0.collective(tr::CommKind::all_reduce, kMsg, 0));
+  r1.wait(r1.collective(tr::CommKind::all_reduce, kMsg, 0));
+  const auto res = run({r0.trace(), r1.trace()}, star(p, kBps, kHop));
+  const auto& c0 = res.ranks[0].comm.at(0);
+  const auto& c1 = res.ranks[1].comm.at(0);
+  CHECK(us(c0.ready) == doctest::Approx(10));  // waits for the compute recorded before it
+  CHECK(us(c1.ready) == doctest::Approx(0));
+  CHECK(us(c1.start) == doctest::Approx(10));
+  CHECK(us(c0.end) == doctest::Approx(24));
+  CHECK(us(c1.end) == doctest::Approx(24));
+  // Ring all-reduce: each rank sends 2(P−1)/P · n = n bytes.
+  CHECK(c0.bytes_sent == doctest::Approx(static_cast<double>(kMsg)));
+  // Rank 1's stream is busy (spinning) from 0: all 24 µs exposed; rank 0 exposes the 14 µs.
+  CHECK(stream_busy(res.ranks[1]).exposed_comm.us() == doctest::Approx(24));
+  CHECK(stream_busy(res.ranks[0]).exposed_comm.us() == doctest::Approx(14));
+  CHECK(res.algorithms.at(static_cast<std::size_t>(c0.algorithm)) == "ring");
+}
+
+TEST_CASE("sends are eager and match receives by channel and ordinal") {
+  const int p = 2;
+  SUBCASE("the send waits for the compute before it; the receiver gets it 12 µs later") {
+    TraceBuilder r0(0, p), r1(1, p);
+    r0.gemm(10 * kGemmPerUs);
+    r0.send(1, kMsg);
+    r1.recv(0, kMsg);
+    const auto res = run({r0.trace(), r1.trace()}, star(p, kBps, kHop));
+    CHECK(us(res.ranks[1].comm.at(0).end) == doctest::Approx(10 + kMsgUs));
+    CHECK(res.ranks[0].comm.at(0).bytes_sent == doctest::Approx(1e6));
+  }
+  SUBCASE("a message that arrived before the receive was posted completes it at once") {
+    TraceBuilder r0(0, p), r1(1, p);
+    r0.send(1, kMsg);
+    r1.gemm(20 * kGemmPerUs);  // the recv is ready at 20 µs; the bytes arrived at 12 µs
+    r1.recv(0, kMsg);
+    const auto res = run({r0.trace(), r1.trace()}, star(p, kBps, kHop));
+    CHECK(us(res.ranks[1].comm.at(0).ready) == doctest::Approx(20));
+    CHECK(us(res.ranks[1].comm.at(0).end) == doctest::Approx(20));
+  }
+  SUBCASE("send-then-recv on both sides does not deadlock") {
+    TraceBuilder r0(0, p), r1(1, p);
+    r0.send(1, kMsg);
+    r0.recv(1, kMsg);
+    r1.send(0, kMsg);
+    r1.recv(0, kMsg);
+    const auto res = run({r0.trace(), r1.trace()}, star(p, kBps, kHop));
+    // Each stream: its send ends at 12 µs, when the peer's message has also arrived, so the recv
+    // (ready at 12) ends at once.
+    CHECK(us(res.makespan) == doctest::Approx(kMsgUs));
+  }
+  SUBCASE("the second message on a channel matches the second receive") {
+    TraceBuilder r0(0, p), r1(1, p);
+    r0.send(1, kMsg, 0);
+    r0.send(1, 2 * kMsg, 1);  // 2 µs + 20 µs, after the first: ends at 12 + 22 = 34
+    r1.recv(0, kMsg, 0);
+    r1.recv(0, 2 * kMsg, 1);
+    const auto res = run({r0.trace(), r1.trace()}, star(p, kBps, kHop));
+    CHECK(us(res.ranks[1].comm.at(0).end) == doctest::Approx(12));
+    CHECK(us(res.ranks[1].comm.at(1).end) == doctest::Approx(34));
+  }
+}
+
+TEST_CASE("traces that cannot finish are reported, not hung") {
+  const int p = 2;
+  SUBCASE("a receive with no send") {
+    TraceBuilder r0(0, p), r1(1, p);
+    r0.recv(1, kMsg);
+    CHECK_THROWS_AS((void)run({r0.trace(), r1.trace()}, star(p, kBps, kHop)), rt::RuntimeError);
+  }
+  SUBCASE("a collective only one member posts") {
+    TraceBuilder r0(0, p), r1(1, p);
+    r0.collective(tr::CommKind::all_reduce, kMsg, 0);
+    CHECK_THROWS_AS((void)run({r0.trace(), r1.trace()}, star(p, kBps, kHop)), rt::RuntimeError);
+  }
+  SUBCASE("members disagree on the size") {
+    TraceBuilder r0(0, p), r1(1, p);
+    r0.collective(tr::CommKind::all_reduce, kMsg, 0);
+    r1.collective(tr::CommKind::all_reduce, 2 * kMsg, 0);
+    CHECK_THROWS_AS((void)run({r0.trace(), r1.trace()}, star(p, kBps, kHop)), rt::RuntimeError);
+  }
+  SUBCASE("more ranks than GPUs") {
+    TraceBuilder r0(0, 2), r1(1, 2);
+    CHECK_THROWS_AS((void)run({r0.trace(), r1.trace()}, star(1, kBps, kHop)), std::invalid_argument);
+  }
+}
+
+TEST_CASE("phases span their ops; memory peaks follow the allocation order") {
+  TraceBuilder b(0, 1);
+  b.alloc(1, 100);
+  b.phase("forward", true);
+  b.gemm(10 * kGemmPerUs);
+  b.alloc(2, 50);  // live 150: the peak
+  b.free(1, 100);
+  b.phase("forward", false);
+  b.phase("backward", true);
+  b.gemm(5 * kGemmPerUs);
+  b.alloc(3, 80);  // live 130
+  b.phase("backward", false);
+  const auto res = run({b.trace()}, star(1, kBps, kHop));
+  const auto spans = phase_spans(b.trace(), res.ranks[0]);
+  REQUIRE(spans.size() == 2);
+  CHECK(spans[0].name == "forward");
+  CHECK(us(spans[0].end) == doctest::Approx(10));
+  CHECK(us(spans[1].start) == doctest::Approx(10));
+  CHECK(us(spans[1].end) == doctest::Approx(15));
+  const auto mem = memory_profile(b.trace(), res.ranks[0].issue);
+  CHECK(mem.peak_bytes == 150);
+  CHECK(mem.end_bytes == 130);
+  CHECK(mem.curve.size() == 4);
+  CHECK(mem.oom(149));
+  CHECK_FALSE(mem.oom(150));
+}

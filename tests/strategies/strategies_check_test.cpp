@@ -1,0 +1,164 @@
+// Gradient checks of Ulysses, Ring Attention (three layouts) and all-gather-KV against the float64
+// reference: world sizes 1, 2, 3, 4, 8, causal and not, MHA and GQA, batch 2, attention and layer scope.
+#include <doctest/doctest.h>
+
+#include "analysis/check.hpp"
+#include "analysis/sweep.hpp"
+#include "runtime/error.hpp"
+#include "sim/cluster/config.hpp"
+
+using namespace spsim;
+
+namespace {
+
+// seq 48 divides by P and by 2P for every P tested (48 = 2·3·8). Heads: 8 (6 for P = 3, so that
+// Ulysses can split them); GQA shares each kv head between 4 (or 2 for P = 3) query heads.
+analysis::Config config(const std::string& strategy, strategies::Options options, int degree, bool causal,
+                        bool gqa, models::Scope scope) {
+  analysis::Config c;
+  c.name = "test";
+  c.model.heads = degree == 3 ? 6 : 8;
+  c.model.kv_heads = gqa ? (degree == 3 ? 3 : 2) : c.model.heads;
+  c.model.head_dim = 4;
+  c.model.hidden = c.model.heads * c.model.head_dim;
+  c.model.ffn_hidden = 40;
+  c.workload.seq_len = 48;
+  c.workload.batch = 2;
+  c.workload.causal = causal;
+  c.workload.scope = scope;
+  c.strategy.name = strategy;
+  c.strategy.degree = degree;
+  const auto& info = *strategies::builtin().find(strategy);
+  c.strategy.options = strategies::builtin().complete_options(info, options, "strategy.options");
+  c.check.dtype = rt::DType::f64;
+  c.check.seed = 11;
+  return c;
+}
+
+void expect_exact(const analysis::Config& cfg) {
+  const auto& info = *strategies::builtin().find(cfg.strategy.name);
+  const auto why = info.check(models::attention_problem(cfg.model, cfg.workload), cfg.strategy.degree,
+                              cfg.strategy.options);
+  REQUIRE_MESSAGE(!why.has_value(), *why);
+  const auto res = analysis::run_check(cfg);
+  CHECK(res.tensors.size() == (cfg.workload.scope == models::Scope::layer ? 18u : 4u));
+  for (const auto& t : res.tensors) {
+    CAPTURE(t.name);
+    CHECK(t.cmp.rel_err <= 1e-12);
+    CHECK(t.cmp.pass);
+  }
+}
+
+// Runs `fn(degree, causal, gqa, scope)` over the whole grid with the cases captured.
+template <class Fn>
+void grid(Fn&& fn) {
+  for (int degree : {1, 2, 3, 4, 8})
+    for (bool causal : {false, true})
+      for (bool gqa : {false, true})
+        for (auto scope : {models::Scope::attention, models::Scope::layer}) {
+          CAPTURE(degree);
+          CAPTURE(causal);
+          CAPTURE(gqa);
+          CAPTURE(static_cast<int>(scope));
+          fn(degree, causal, gqa, scope);
+        }
+}
+
+}  // namespace
+
+TEST_CASE("ring attention matches the reference to 1e-12 in every layout") {
+  for (const char* layout : {"contiguous", "zigzag", "striped"}) {
+    CAPTURE(layout);
+    grid([&](int degree, bool causal, bool gqa, models::Scope scope) {
+      expect_exact(config("ring", {{"layout", layout}}, degree, causal, gqa, scope));
+    });
+  }
+}
+
+// GQA with 2 kv heads at P = 4, 8 needs the kv heads replicated; elsewhere kv_heads % P == 0.
+TEST_CASE("ulysses matches the reference to 1e-12, separate and fused, with kv replication") {
+  for (const char* fusion : {"separate", "fused"}) {
+    CAPTURE(fusion);
+    grid([&](int degree, bool causal, bool gqa, models::Scope scope) {
+      const bool replicate = gqa && degree > 3;
+      expect_exact(config("ulysses",
+                          {{"qkv_fusion", fusion}, {"kv_replication", replicate ? "replicate" : "none"}},
+                          degree, causal, gqa, scope));
+    });
+  }
+}
+
+TEST_CASE("allgather_kv matches the reference to 1e-12") {
+  grid([&](int degree, bool causal, bool gqa, models::Scope scope) {
+    expect_exact(config("allgather_kv", {}, degree, causal, gqa, scope));
+  });
+}
+
+TEST_CASE("float32 checks pass within the float32 tolerance") {
+  for (const char* name : {"ring", "ulysses", "allgather_kv"}) {
+    CAPTURE(name);
+    auto cfg = config(name, {}, 4, true, false, models::Scope::layer);
+    cfg.check.dtype = rt::DType::f32;
+    const auto res = analysis::run_check(cfg);
+    CHECK(res.tolerance == doctest::Approx(1e-4));
+    for (const auto& t : res.tensors) {
+      CAPTURE(t.name);
+      CHECK(t.cmp.pass);
+    }
+  }
+}
+
+// The shipped check configs parse and pass (they are what `spsim check` users start from).
+TEST_CASE("configs/checks for ulysses, ring and allgather_kv parse and pass") {
+  for (const char* name : {"ulysses", "ulysses-fused", "ulysses-kv-replicate", "ring-contiguous",
+                           "ring-zigzag", "ring-striped", "allgather-kv"}) {
+    CAPTURE(name);
+    const auto cfg =
+        analysis::load_config(std::string(SPSIM_SOURCE_DIR) + "/configs/checks/" + name + ".json");
+    const auto res = analysis::run_check(cfg);
+    CHECK(res.pass());
+    for (const auto& t : res.tensors) {
+      CAPTURE(t.name);
+      CHECK(t.cmp.rel_err <= 1e-12);
+    }
+  }
+}
+
+// The strategy comparisons expand into valid points only (every strategy's constraints hold for
+// llama3-8b at 64K on 8 ranks: 32 heads and 8 kv heads divide by 8, 65536 by 16).
+TEST_CASE("configs/experiments strategy comparisons expand into valid points") {
+  for (const char* name : {"strategies-llama3-8b-64k", "ring-layouts-llama3-8b-64k"}) {
+    CAPTURE(name);
+    const auto cfg =
+        analysis::load_config(std::string(SPSIM_SOURCE_DIR) + "/configs/experiments/" + name + ".json");
+    const auto points = analysis::expand_sweep(cfg);
+    CHECK(points.size() == (std::string(name) == "strategies-llama3-8b-64k" ? 4u : 3u));
+    const auto cluster = sim::parse_cluster(cfg.cluster, "cluster");  // one DGX H100: 8 GPUs for degree 8
+    CHECK(cluster.nodes * cluster.gpus_per_node == cfg.strategy.degree);
+    for (const auto& p : points) {
+      CAPTURE(p.error);
+      CHECK(p.ok());
+    }
+  }
+}
+
+// A config that breaks a constraint is bad input (InputError: `spsim check` exits 2) naming the reason.
+TEST_CASE("configs breaking a strategy constraint are InputErrors with the reason") {
+  const auto doc = [](const std::string& strategy, int heads, int seq, int degree) {
+    return nlohmann::json::parse(R"({"schema_version": 1, "name": "x",
+      "model": {"hidden": 32, "heads": )" +
+                                 std::to_string(heads) + R"(, "kv_heads": )" + std::to_string(heads) +
+                                 R"(, "head_dim": 4, "ffn_hidden": 8},
+      "workload": {"seq_len": )" +
+                                 std::to_string(seq) + R"(},
+      "strategy": )" + strategy + R"(, "degree": )" +
+                                 std::to_string(degree) + "}}");
+  };
+  CHECK_THROWS_WITH_AS((void)analysis::parse_config(doc(R"({"name": "ulysses")", 6, 24, 4), "x.json"),
+                       doctest::Contains("heads 6 is not divisible by the degree 4"), InputError);
+  CHECK_THROWS_WITH_AS((void)analysis::parse_config(
+                           doc(R"({"name": "ring", "options": {"layout": "zigzag"})", 8, 36, 4), "x.json"),
+                       doctest::Contains("seq_len 36 is not divisible by 2 x degree = 8"), InputError);
+  CHECK_THROWS_WITH_AS((void)analysis::parse_config(doc(R"({"name": "allgather_kv")", 8, 36, 4), "x.json"),
+                       doctest::Contains("seq_len 36 is not divisible by 2 x degree = 8"), InputError);
+}
