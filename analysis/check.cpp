@@ -4,14 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
-#include <span>
-#include <thread>
 
+#include "analysis/check_data.hpp"
 #include "analysis/npy.hpp"
 #include "analysis/table.hpp"
 #include "models/layer_params.hpp"
-#include "models/random.hpp"
-#include "models/reference.hpp"
 #include "runtime/cpu/cpu_device.hpp"
 #include "runtime/error.hpp"
 #include "runtime/threads/threads_comm.hpp"
@@ -21,36 +18,7 @@ namespace spsim::analysis {
 
 namespace {
 
-using Vec = std::vector<double>;
-
-// Rows of a [a, S, c] array at `positions` (along dim 1) -> [a, positions.size(), c].
-Vec gather_rows(const Vec& global, std::int64_t a, std::int64_t seq, std::int64_t c,
-                const std::vector<std::int64_t>& positions) {
-  const auto n = static_cast<std::int64_t>(positions.size());
-  Vec out(static_cast<std::size_t>(a * n * c));
-  for (std::int64_t i = 0; i < a; ++i)
-    for (std::int64_t r = 0; r < n; ++r)
-      std::copy_n(global.begin() + (i * seq + positions[static_cast<std::size_t>(r)]) * c, c,
-                  out.begin() + (i * n + r) * c);
-  return out;
-}
-
-// Inverse of gather_rows: writes local rows into their global places.
-void scatter_rows(const Vec& local, Vec& global, std::int64_t a, std::int64_t seq, std::int64_t c,
-                  const std::vector<std::int64_t>& positions) {
-  const auto n = static_cast<std::int64_t>(positions.size());
-  for (std::int64_t i = 0; i < a; ++i)
-    for (std::int64_t r = 0; r < n; ++r)
-      std::copy_n(local.begin() + (i * n + r) * c, c,
-                  global.begin() + (i * seq + positions[static_cast<std::size_t>(r)]) * c);
-}
-
-// A named global array with its [a, S, c] row structure (a = 0 for arrays that are not split by rows).
-struct Array {
-  std::string name;
-  rt::Shape shape;
-  Vec data;
-};
+using Vec = HostVec;
 
 struct Outcome {
   std::vector<Array> inputs;     // for --dump
@@ -69,52 +37,11 @@ strategies::StrategyContext make_context(const RankSetup& s, rt::Device& dev, rt
   return strategies::StrategyContext{dev, comm, s.problem, s.cfg.strategy.options, std::move(positions)};
 }
 
-struct AttnReference {
-  Vec o, dq, dk, dv;
-};
-
-// The float64 reference, split into independent (sample, kv head) groups — each a kv head with the
-// g = H/Hkv query heads that share it, contiguous in memory — computed on all cores.
-AttnReference reference_attention(const models::AttnProblem& p, const Vec& q, const Vec& k, const Vec& v,
-                                  const Vec& r) {
-  const std::int64_t g = p.heads / p.kv_heads, groups = p.batch * p.kv_heads;
-  const std::int64_t kv_block = p.seq_len * p.head_dim, q_block = g * kv_block;
-  models::AttnProblem sub = p;
-  sub.batch = 1;
-  sub.heads = g;
-  sub.kv_heads = 1;
-  AttnReference out{Vec(q.size()), Vec(q.size()), Vec(k.size()), Vec(v.size())};
-  auto work = [&](std::int64_t first, std::int64_t stride) {
-    for (std::int64_t i = first; i < groups; i += stride) {
-      const auto qs = static_cast<std::size_t>(i * q_block), ks = static_cast<std::size_t>(i * kv_block);
-      const std::span<const double> qi(q.data() + qs, static_cast<std::size_t>(q_block)),
-          ki(k.data() + ks, static_cast<std::size_t>(kv_block)), vi(v.data() + ks, static_cast<std::size_t>(kv_block)),
-          ri(r.data() + qs, static_cast<std::size_t>(q_block));
-      const auto fwd = models::attention_forward(sub, qi, ki, vi);
-      const auto bwd = models::attention_backward(sub, qi, ki, vi, ri);
-      std::copy(fwd.o.begin(), fwd.o.end(), out.o.begin() + static_cast<std::ptrdiff_t>(qs));
-      std::copy(bwd.dq.begin(), bwd.dq.end(), out.dq.begin() + static_cast<std::ptrdiff_t>(qs));
-      std::copy(bwd.dk.begin(), bwd.dk.end(), out.dk.begin() + static_cast<std::ptrdiff_t>(ks));
-      std::copy(bwd.dv.begin(), bwd.dv.end(), out.dv.begin() + static_cast<std::ptrdiff_t>(ks));
-    }
-  };
-  const auto workers = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (std::int64_t w = 1; w < std::min(workers, groups); ++w) pool.emplace_back(work, w, std::min(workers, groups));
-  work(0, std::max<std::int64_t>(1, std::min(workers, groups)));
-  for (auto& t : pool) t.join();
-  return out;
-}
-
 Outcome check_attention(const RankSetup& s) {
   const auto& p = s.problem;
   const std::int64_t bh = p.batch * p.heads, bkv = p.batch * p.kv_heads, S = p.seq_len, d = p.head_dim;
-  const std::uint64_t seed = s.cfg.check.seed;
-  Vec q = models::random_vector((bh * S * d), models::derive_seed(seed, 100), 1.0);
-  Vec k = models::random_vector((bkv * S * d), models::derive_seed(seed, 101), 1.0);
-  Vec v = models::random_vector((bkv * S * d), models::derive_seed(seed, 102), 1.0);
-  Vec r = models::random_vector((bh * S * d), models::derive_seed(seed, 103), 1.0);
-  const auto ref = reference_attention(p, q, k, v, r);
+  const AttentionInputs in = attention_inputs(p, s.cfg.check.seed);
+  const Vec &q = in.q, &k = in.k, &v = in.v, &r = in.r;
 
   const int P = s.cfg.strategy.degree;
   Vec o(q.size()), dq(q.size()), dk(k.size()), dv(v.size());
@@ -139,7 +66,7 @@ Outcome check_attention(const RankSetup& s) {
   const rt::Shape qs{bh, S, d}, ks{bkv, S, d};
   Outcome out;
   out.inputs = {{"q", qs, q}, {"k", ks, k}, {"v", ks, v}, {"dO", qs, r}};
-  out.reference = {{"O", qs, ref.o}, {"dQ", qs, ref.dq}, {"dK", ks, ref.dk}, {"dV", ks, ref.dv}};
+  out.reference = attention_reference_arrays(p, in);
   out.strategy = {{"O", qs, o}, {"dQ", qs, dq}, {"dK", ks, dk}, {"dV", ks, dv}};
   return out;
 }
@@ -148,13 +75,9 @@ Outcome check_layer(const RankSetup& s) {
   const auto& m = s.cfg.model;
   const auto& p = s.problem;
   const std::int64_t B = p.batch, S = p.seq_len, h = m.hidden;
-  const std::uint64_t seed = s.cfg.check.seed;
-  models::LayerParams params = models::make_layer_params(m);
-  models::randomize(params, seed);
-  Vec x = models::random_vector((B * S * h), models::derive_seed(seed, 101), 1.0);
-  Vec r = models::random_vector((B * S * h), models::derive_seed(seed, 102), 1.0);
-  const auto fwd = models::layer_forward(m, B, S, p.causal, params, x);
-  const auto bwd = models::layer_backward(m, B, S, p.causal, params, x, r);
+  const LayerInputs in = layer_inputs(m, B, S, s.cfg.check.seed);
+  const models::LayerParams& params = in.params;
+  const Vec &x = in.x, &r = in.r;
 
   const int P = s.cfg.strategy.degree;
   Vec y(x.size()), dx(x.size());
@@ -184,13 +107,10 @@ Outcome check_layer(const RankSetup& s) {
   Outcome out;
   out.inputs = {{"x", xs, x}, {"dY", xs, r}};
   for (const auto& ps : shapes) out.inputs.push_back({ps.name, ps.shape, params.at(ps.name).data});
-  out.reference = {{"Y", xs, fwd.y}, {"dX", xs, bwd.dx}};
+  out.reference = layer_reference_arrays(m, p, in);
   out.strategy = {{"Y", xs, y}, {"dX", xs, dx}};
-  for (std::size_t i = 0; i < shapes.size(); ++i) {
-    const auto name = gradient_name(shapes[i].name);
-    out.reference.push_back({name, shapes[i].shape, bwd.params.at(shapes[i].name).data});
-    out.strategy.push_back({name, shapes[i].shape, dw[i]});
-  }
+  for (std::size_t i = 0; i < shapes.size(); ++i)
+    out.strategy.push_back({gradient_name(shapes[i].name), shapes[i].shape, dw[i]});
   return out;
 }
 
@@ -240,17 +160,7 @@ CheckResult run_check(const Config& cfg, const CheckOptions& options) {
   res.dtype = cfg.check.dtype;
   res.scope = cfg.workload.scope;
   res.tolerance = tolerance_for(cfg.check.dtype);
-  // Norm floor for gradients that are zero in exact arithmetic (see compare.hpp).
-  double largest = 0;
-  for (const auto& a : o.reference) {
-    double n2 = 0;
-    for (double x : a.data) n2 += x * x;
-    largest = std::max(largest, std::sqrt(n2));
-  }
-  for (std::size_t i = 0; i < o.reference.size(); ++i)
-    res.tensors.push_back({o.reference[i].name, o.reference[i].shape,
-                           compare_tensors(o.strategy[i].data, o.reference[i].data, res.tolerance, res.degree,
-                                           o.reference[i].name, 1e-3 * largest)});
+  res.tensors = compare_arrays(o.reference, o.strategy, res.tolerance, res.degree);
   return res;
 }
 

@@ -11,6 +11,8 @@ namespace spsim::cli {
 using Action = std::function<int()>;
 Action add_check(CLI::App& app);
 Action add_collective(CLI::App& app);
+Action add_run(CLI::App& app);
+Action add_calibrate(CLI::App& app);
 Action add_simulate(CLI::App& app);
 Action add_compare(CLI::App& app);
 Action add_gantt(CLI::App& app);

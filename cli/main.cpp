@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   auto track = [&](spsim::cli::Action a) { actions.emplace_back(app.get_subcommands({}).back(), std::move(a)); };
   track(spsim::cli::add_check(app));
   track(spsim::cli::add_collective(app));
+  track(spsim::cli::add_run(app));
+  track(spsim::cli::add_calibrate(app));
   track(spsim::cli::add_simulate(app));
   track(spsim::cli::add_compare(app));
   track(spsim::cli::add_gantt(app));

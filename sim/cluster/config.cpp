@@ -20,7 +20,8 @@ namespace {
 
 const std::vector<std::string_view> kClusterKeys = {"preset",        "description", "gpu",
                                                     "gpus_per_node", "nodes",       "intra_node",
-                                                    "inter_node",    "tuning",      "topology"};
+                                                    "inter_node",    "tuning",      "topology",
+                                                    "collective_fits"};
 
 std::optional<DeviceKind> parse_device_kind(const std::string& s) {
   for (auto k : {DeviceKind::gpu, DeviceKind::nvswitch, DeviceKind::pcie_switch, DeviceKind::nic,
@@ -186,7 +187,11 @@ ClusterConfig parse_merged(const nlohmann::json& j, const std::string& path, con
   ClusterConfig c;
   c.name = name;
   if (j.contains("description")) c.description = get_string(j, path, "description");
-  c.gpu = load_gpu(get_string(j, path, "gpu"), join_path(path, "gpu"));
+  if (!j.contains("gpu")) throw InputError(join_path(path, "gpu"), "missing required key");
+  c.gpu = j.at("gpu").is_object() ? parse_gpu(j.at("gpu"), join_path(path, "gpu"), "custom")
+                                  : load_gpu(get_string(j, path, "gpu"), join_path(path, "gpu"));
+  if (j.contains("collective_fits"))
+    c.collective_fits = parse_collective_fits(j.at("collective_fits"), join_path(path, "collective_fits"));
   if (j.contains("tuning")) apply_tuning(c.tuning, j.at("tuning"), join_path(path, "tuning"));
   if (j.contains("nodes")) c.nodes = detail::get_positive_int(j, path, "nodes");
   if (j.contains("topology")) {

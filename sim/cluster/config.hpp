@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/cluster/hardware.hpp"
+#include "sim/collectives/fitted.hpp"
 #include "sim/collectives/protocol.hpp"
 
 namespace spsim::sim {
@@ -60,13 +61,16 @@ struct ClusterConfig {
   InterNodeConfig inter_node;
   ProtocolTable tuning = nccl_protocol_table();
   std::optional<ExplicitTopology> topology;  // when set, replaces nodes/gpus_per_node/intra/inter
+  CollectiveFits collective_fits;            // measured per-collective α-β (sim/collectives/fitted.hpp)
 };
 
 // Names of the presets in configs/clusters/.
 [[nodiscard]] std::vector<std::string> cluster_presets();
 
 // Parses the `cluster` section: {"preset": NAME, "nodes": N, ...overrides}, or {"gpu", "gpus_per_node",
-// "nodes", "intra_node", "inter_node"}, or {"gpu", "topology": {...}}. Keys given next to a preset
+// "nodes", "intra_node", "inter_node"}, or {"gpu", "topology": {...}}. "gpu" is a name from
+// configs/hardware/gpus/ or an inline object of the same keys; "collective_fits" holds measured
+// per-collective latency and bus bandwidth (sim/collectives/fitted.hpp). Keys given next to a preset
 // override the preset's (objects merge key by key). Link objects take "link" (a name from
 // configs/hardware/links/) plus optional bandwidth_GBps / efficiency / latency_us overrides.
 // Throws InputError naming `path_prefix` + the JSON path: unknown preset/GPU/link (listing the

@@ -81,13 +81,16 @@ LinkSpec load_link(const std::string& name, const std::string& where) {
 }
 
 GpuSpec load_gpu(const std::string& name, const std::string& where) {
-  const auto j = read_config_json("hardware/gpus", name, where);
-  const std::string path = "hardware/gpus/" + name + ".json";
-  check_keys(j, path,
-             {"name", "description", "peak_tflops", "hbm_bytes", "hbm_GBps", "efficiency",
-              "launch_overhead_us", "nvlink", "source"});
+  return parse_gpu(read_config_json("hardware/gpus", name, where), "hardware/gpus/" + name + ".json", name);
+}
+
+GpuSpec parse_gpu(const nlohmann::json& j, const std::string& path, const std::string& name) {
+  check_keys(j, path, {"name", "description", "peak_tflops", "hbm_bytes", "hbm_GBps", "efficiency",
+                       "launch_overhead_us", "nvlink", "source"});
   GpuSpec g;
-  g.name = name;
+  for (const char* key : {"peak_tflops", "efficiency"})
+    if (!j.contains(key)) throw InputError(join_path(path, key), "missing required key");
+  g.name = j.contains("name") ? get_string(j, path, "name") : name;
   g.description = get_string(j, path, "description");
   const std::string peak_path = join_path(path, "peak_tflops");
   check_keys(j.at("peak_tflops"), peak_path, {"bf16", "fp16", "tf32", "fp32", "fp64"});

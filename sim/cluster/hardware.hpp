@@ -57,6 +57,9 @@ struct GpuSpec {
 
 // Load and validate hardware/gpus/NAME.json and hardware/links/NAME.json (InputError naming `where`).
 [[nodiscard]] GpuSpec load_gpu(const std::string& name, const std::string& where);
+// A GPU spec given inline (the same keys as hardware/gpus/*.json; "name" optional, default `name`), so
+// a calibrated cluster file (spsim calibrate) carries its own device; errors name `path`.
+[[nodiscard]] GpuSpec parse_gpu(const nlohmann::json& j, const std::string& path, const std::string& name);
 [[nodiscard]] LinkSpec load_link(const std::string& name, const std::string& where);
 
 }  // namespace spsim::sim

@@ -63,6 +63,9 @@ class CollectiveRun : public std::enable_shared_from_this<CollectiveRun> {
   void start_sub(CollectiveCall sub, std::function<void()> then);
   // The algorithm is complete: records the finish time and reports the result.
   void finish();
+  // A measured call (sim/collectives/fitted.hpp), no transfers: every rank has sent
+  // `bytes_per_rank` and finishes `delay` from now.
+  void finish_after(Time delay, double bytes_per_rank);
 
  private:
   void record(int rank, double sent);

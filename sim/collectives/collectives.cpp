@@ -220,6 +220,9 @@ CollectiveChoice Collectives::choose(const CollectiveCall& call) const {
   if (!(call.bytes >= 0) || !std::isfinite(call.bytes))
     throw InputError("bytes", "must be a finite number >= 0, got " + std::to_string(call.bytes));
   const GroupShape shape = make_group_shape(network_.cluster(), call.ranks);
+  const auto& fits = network_.cluster().config().collective_fits;
+  if (const CollectiveFit* fit = applicable_fit(fits, call.kind, call.algorithm, shape.size))
+    return CollectiveChoice{kFittedAlgorithm, Protocol::simple, fitted_time(*fit, call.kind, call.bytes)};
   std::optional<CollectiveChoice> best;
   for (const AlgorithmInfo* info : candidate_algorithms(registry_, call, shape)) {
     const Algorithm& alg = registry_.algorithm(info->name);
@@ -235,6 +238,12 @@ CollectiveChoice Collectives::choose(const CollectiveCall& call) const {
 
 void Collectives::start(const CollectiveCall& call, Done done) {
   const CollectiveChoice choice = choose(call);
+  if (choice.algorithm == kFittedAlgorithm) {
+    auto run = std::make_shared<CollectiveRun>(*this, call, make_group_shape(network_.cluster(), call.ranks),
+                                               ProtocolCosts{}, choice.algorithm, choice.protocol, std::move(done));
+    run->finish_after(choice.predicted, call.bytes * bus_bandwidth_factor(call.kind, run->size()));
+    return;
+  }
   const Algorithm* alg = &registry_.algorithm(choice.algorithm);
   GroupShape shape = make_group_shape(network_.cluster(), call.ranks);
   const auto costs = resolve_protocol(protocols_, choice.protocol, alg->family(), call.kind,
