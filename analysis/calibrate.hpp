@@ -2,7 +2,8 @@
 // strategies use, least-squares fits of the simulator's parameters, and the resulting cluster
 // description ("a CPU cluster": one device entry per rank, links and collectives as measured).
 //
-// Fits are fit_line_robust (outliers from other processes on a shared machine are dropped, and
+// Communication fits are fit_line_robust (relative weights: sizes over many decades, α from the small
+// ones; outliers from other processes on a shared machine are dropped, and
 // counted). A benchmark whose times do not grow with its size (noise swamped it) takes the rate of
 // its largest point instead, x_max / t(x_max).
 // What is measured (every rank at once, so that ranks share cores and memory as in a run; the time of
@@ -10,13 +11,14 @@
 // of a shared CPU as a long run does; averaged over ranks for compute, the slowest rank's for
 // communication) and fitted with fit_line (calibrate_fit.hpp), x in FLOPs or bytes as rt::cost counts
 // them, t in seconds:
-//   gemm                         t = t0 + FLOPs / R_gemm           peak FLOP/s := R_gemm, efficiency 1
-//   copy                         t = t0 + bytes / W_copy           memory bandwidth := W_copy, efficiency 1
-//   elementwise (add), softmax   t = t0 + bytes / W_class          efficiency = W_class / W_copy
+//   gemm                         t = FLOPs / R_gemm                peak FLOP/s := R_gemm, efficiency 1
+//   copy                         t = bytes / W_copy                memory bandwidth := W_copy, efficiency 1
+//   elementwise (add), softmax   t = bytes / W_class               efficiency = W_class / W_copy
 //   (forward and backward)
-//   attention forward/backward   t = t0 + FLOPs / R_class          efficiency = R_class / R_gemm
+//   attention forward/backward   t = FLOPs / R_class               efficiency = R_class / R_gemm
 //   (fused blocks)
-//   launch overhead := the median of the classes' t0.
+//   (compute rates by fit_rate: the large operations decide them), launch overhead := the median over
+//   the classes of the intercept t0 of a relative fit t = t0 + x / R.
 // The simulator's compute model, max(FLOPs / (peak·eff), bytes / (bw·eff)) + launch, then reproduces
 // each fitted line in the regime the class is bound by.
 //   p2p (ring sendrecv, n bytes)        t = α + n / B   → link latency α/2 per hop (GPU–switch–GPU),
@@ -52,8 +54,9 @@ struct Benchmark {
   std::string name;  // "gemm", "copy", "p2p", "all_reduce", ...
   std::string x_unit;  // "FLOP" or "B"
   std::vector<Measurement> points;
-  LineFit fit;      // fit_line_robust over the points
-  int dropped = 0;  // outliers left out of the fit
+  LineFit fit;            // communication: fit_line_robust; compute: fit_rate (alpha = 0)
+  int dropped = 0;        // outliers left out of the fit (communication)
+  double overhead_s = 0;  // compute: the intercept of a relative fit_line, the per-call overhead
 };
 
 struct Calibration {
