@@ -60,6 +60,21 @@ TEST_CASE("a collective fit replaces the model for auto calls on the measured gr
         "fitted");
 }
 
+TEST_CASE("a sendrecv fit times point-to-point messages") {
+  const json section = {{"preset", "dgx-a100"},
+                        {"collective_fits", {{"sendrecv", {{"latency_us", 8.0}, {"busbw_GBps", 20.0}, {"ranks", 8}}}}}};
+  const Cluster cluster(parse_cluster(section, "cluster"));
+  Engine engine;
+  auto network = make_network(NetworkMode::flow, engine, cluster);
+  Collectives coll(*network);
+  Time arrived{};
+  const double n = 64e6;
+  coll.send(cluster.gpus()[0], cluster.gpus()[5], n, Protocol::simple, [&] { arrived = engine.now(); });
+  engine.run();
+  // α + n · 1 / B (f = 1 for sendrecv).
+  CHECK(arrived == Time::from_us(8.0) + Time::from_seconds(n / 20e9));
+}
+
 TEST_CASE("collective_fits and inline GPUs are validated with their JSON path") {
   const json fit = {{"latency_us", 1.0}, {"busbw_GBps", 10.0}, {"ranks", 2}};
   CHECK(error_where({{"preset", "dgx-a100"}, {"collective_fits", {{"broadcast", fit}}}}) ==
