@@ -23,6 +23,7 @@ struct Moment {
 struct RsaSizes {
   double q, k, s, blk, f, ring_bufs;
   bool ring_reduction;
+  bool view_kept;  // all-reduce-then-slice: the chunk is a view, the full buffer stays (strategies/rsa.cpp)
   RsaSizes(const Config& c) {
     const double e = static_cast<double>(rt::dtype_bytes(c.workload.dtype));
     const double b = static_cast<double>(c.workload.batch), h = static_cast<double>(c.model.heads),
@@ -37,6 +38,7 @@ struct RsaSizes {
     f = b * hkv * seq * d * e;
     ring_bufs = std::min(p - 1, 2) * k;
     ring_reduction = c.strategy.options.at("grad_reduction") == "ring";
+    view_kept = c.strategy.options.at("grad_reduction").rfind("allreduce_slice", 0) == 0;
   }
   // What a dK/dV reduction holds on top of its inputs.
   [[nodiscard]] std::vector<MemoryTerm> reduction(int p) const {
@@ -66,10 +68,14 @@ std::vector<Moment> rsa_moments(const Config& c, bool backward) {
   const MemoryTerm held{"o", z.q};
   m.push_back({"backward V ring", {in, held, {"probs, dprobs", 2 * z.s}, bufs, blk}});
   m.push_back({"backward dV reduce", with({in, held, {"probs, dprobs", 2 * z.s}}, z.reduction(p))});
-  m.push_back({"backward softmax", {in, held, {"probs, dprobs, dscores", 3 * z.s}, {"dV", z.k}}});
-  m.push_back({"backward dq ring", {in, held, {"dprobs, dscores", 2 * z.s}, {"dV", z.k}, {"dq", z.q}, bufs, blk}});
+  // After the dV reduction, all-reduce-then-slice still holds the full dV buffer behind its chunk.
+  const std::vector<MemoryTerm> dv_view =
+      z.view_kept ? std::vector<MemoryTerm>{{"full-length dV behind the dV view", z.f}} : std::vector<MemoryTerm>{};
+  m.push_back({"backward softmax", with({in, held, {"probs, dprobs, dscores", 3 * z.s}, {"dV", z.k}}, dv_view)});
+  m.push_back({"backward dq ring",
+               with({in, held, {"dprobs, dscores", 2 * z.s}, {"dV", z.k}, {"dq", z.q}, bufs, blk}, dv_view)});
   m.push_back({"backward dK reduce",
-               with({in, held, {"dprobs, dscores", 2 * z.s}, {"dV", z.k}, {"dq", z.q}}, z.reduction(p))});
+               with(with({in, held, {"dprobs, dscores", 2 * z.s}, {"dV", z.k}, {"dq", z.q}}, z.reduction(p)), dv_view)});
   return m;
 }
 
