@@ -40,9 +40,9 @@
 namespace spsim::analysis {
 
 struct CalibrateOptions {
-  int reps = 5;           // timed windows per point
+  int reps = 5;            // timed windows per point
   double window_s = 0.02;  // shortest timed window (back-to-back calls), seconds
-  bool quick = false;  // fewer, smaller points (tests)
+  bool quick = false;      // fewer, smaller points (tests)
 };
 
 struct Measurement {
@@ -51,7 +51,7 @@ struct Measurement {
 };
 
 struct Benchmark {
-  std::string name;  // "gemm", "copy", "p2p", "all_reduce", ...
+  std::string name;    // "gemm", "copy", "p2p", "all_reduce", ...
   std::string x_unit;  // "FLOP" or "B"
   std::vector<Measurement> points;
   LineFit fit;            // communication: fit_line_robust; compute: fit_rate (alpha = 0)
@@ -63,12 +63,12 @@ struct Calibration {
   int ranks = 1;
   rt::DType dtype = rt::DType::f32;
   std::string host;
-  std::vector<Benchmark> compute;      // gemm, copy, elementwise, softmax, attention_forward, attention_backward
+  std::vector<Benchmark> compute;  // gemm, copy, elementwise, softmax, attention_forward, attention_backward
   Benchmark p2p;
   std::vector<Benchmark> collectives;  // all_reduce, reduce_scatter, all_gather, all_to_all
   // Derived simulator parameters.
-  double peak_flops = 0;  // FLOP/s
-  double memory_Bps = 0;  // bytes per second
+  double peak_flops = 0;               // FLOP/s
+  double memory_Bps = 0;               // bytes per second
   std::array<double, 6> efficiency{};  // by rt::OpClass
   double launch_overhead_s = 0;
   double link_latency_s = 0;  // per hop

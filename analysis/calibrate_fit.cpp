@@ -26,14 +26,16 @@ double rms_relative(std::span<const double> x, std::span<const double> t, double
 
 }  // namespace
 
-LineFit fit_line(std::span<const double> x, std::span<const double> t, const std::string& where, Weighting weighting) {
+LineFit fit_line(std::span<const double> x, std::span<const double> t, const std::string& where,
+                 Weighting weighting) {
   if (x.size() != t.size() || x.size() < 2)
     throw InputError(where, "a line fit needs at least two measurements, got " + std::to_string(x.size()));
   Sums s;
   bool distinct = false;
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (!(t[i] > 0) || !std::isfinite(t[i]) || !std::isfinite(x[i]))
-      throw InputError(where, "measurement " + std::to_string(i) + " has a time that is not a positive number");
+      throw InputError(where,
+                       "measurement " + std::to_string(i) + " has a time that is not a positive number");
     const double w = weighting == Weighting::relative ? 1.0 / (t[i] * t[i]) : 1.0;
     s.s += w, s.sx += w * x[i], s.sxx += w * x[i] * x[i], s.st += w * t[i], s.sxt += w * x[i] * t[i];
     distinct = distinct || x[i] != x[0];
@@ -64,14 +66,17 @@ RobustFit fit_line_robust(std::span<const double> x, std::span<const double> t, 
                           Weighting weighting) {
   RobustFit out{fit_line(x, t, where, weighting), 0};
   std::vector<double> err(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) err[i] = std::abs((t[i] - out.fit.alpha - out.fit.beta * x[i]) / t[i]);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    err[i] = std::abs((t[i] - out.fit.alpha - out.fit.beta * x[i]) / t[i]);
   std::vector<double> sorted = err;
-  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2),
+                   sorted.end());
   const double bound = std::max(0.05, 3 * sorted[sorted.size() / 2]);
   std::vector<double> kx, kt;
   for (std::size_t i = 0; i < x.size(); ++i)
     if (err[i] <= bound) kx.push_back(x[i]), kt.push_back(t[i]);
-  const bool distinct = !kx.empty() && std::any_of(kx.begin(), kx.end(), [&](double v) { return v != kx[0]; });
+  const bool distinct =
+      !kx.empty() && std::any_of(kx.begin(), kx.end(), [&](double v) { return v != kx[0]; });
   if (kx.size() == x.size() || kx.size() < 2 || !distinct) return out;
   out.fit = fit_line(kx, kt, where, weighting);
   out.dropped = static_cast<int>(x.size() - kx.size());

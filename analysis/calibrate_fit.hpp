@@ -1,7 +1,7 @@
 // Least-squares fits for calibration: the α-β line t = α + β·x through timings.
 //
-// Weighting::relative minimises the RELATIVE error,  Σ_i ((t_i − α − β x_i) / t_i)²,  i.e. ordinary least squares
-// on the rows (1/t_i, x_i/t_i) against 1 (Hockney's α-β model fitted as in the LogP/α-β calibration
+// Weighting::relative minimises the RELATIVE error,  Σ_i ((t_i − α − β x_i) / t_i)²,  i.e. ordinary least
+// squares on the rows (1/t_i, x_i/t_i) against 1 (Hockney's α-β model fitted as in the LogP/α-β calibration
 // literature, where sizes span many decades: an absolute fit would let the largest message decide α).
 // Weighting::absolute minimises Σ_i (t_i − α − β x_i)²: the largest operations decide the rate, as
 // they decide a step's time (compute classes, whose rate changes with the working set).
@@ -36,7 +36,8 @@ enum class Weighting : std::uint8_t { relative, absolute };
 // t = β·x through the origin by absolute least squares: β = Σ x t / Σ x². For compute classes, whose
 // per-call overhead is negligible against the operations that matter and whose rate falls as the
 // operands leave the caches: the largest operations (which dominate a step) decide β.
-[[nodiscard]] LineFit fit_rate(std::span<const double> x, std::span<const double> t, const std::string& where);
+[[nodiscard]] LineFit fit_rate(std::span<const double> x, std::span<const double> t,
+                               const std::string& where);
 
 // fit_line, then once more without the outliers: points whose relative error exceeds both 5% and
 // three times the median relative error (a timing hit by another process on a shared machine), if
@@ -46,7 +47,7 @@ struct RobustFit {
   LineFit fit;
   int dropped = 0;
 };
-[[nodiscard]] RobustFit fit_line_robust(std::span<const double> x, std::span<const double> t, const std::string& where,
-                                        Weighting weighting = Weighting::relative);
+[[nodiscard]] RobustFit fit_line_robust(std::span<const double> x, std::span<const double> t,
+                                        const std::string& where, Weighting weighting = Weighting::relative);
 
 }  // namespace spsim::analysis

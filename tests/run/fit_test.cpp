@@ -40,7 +40,7 @@ TEST_CASE("absolute weighting lets the largest points decide") {
   CHECK(f.alpha == 0);
   CHECK(f.beta == doctest::Approx(Sxt / Sxx));
   CHECK(f.beta == doctest::Approx(0.02).epsilon(1e-4));  // the large point's rate
-  CHECK(fit_line(x, t, "test").beta < 0.015);              // relative weighting: the small points pull it down
+  CHECK(fit_line(x, t, "test").beta < 0.015);            // relative weighting: the small points pull it down
 }
 
 TEST_CASE("fit_rate: t = x / R through the origin, the large operations deciding R") {
@@ -66,8 +66,8 @@ TEST_CASE("fit_line weighs every point by its relative error") {
   // Three points off a line by +10% / -10% / +10% relative: the relative residual is what is reported.
   // With equal relative errors e on the residual rows the RMS is |e| when the fit is pinned: check the
   // residual is between 0 and 0.1 (the line can only reduce it) and the fit stays near the truth.
-  const std::vector<double> x3{1e3, 1e6, 1e9}, t3{1.1 * (1e-6 + 1e3 * 1e-9), 0.9 * (1e-6 + 1e6 * 1e-9),
-                                                   1.1 * (1e-6 + 1e9 * 1e-9)};
+  const std::vector<double> x3{1e3, 1e6, 1e9},
+      t3{1.1 * (1e-6 + 1e3 * 1e-9), 0.9 * (1e-6 + 1e6 * 1e-9), 1.1 * (1e-6 + 1e9 * 1e-9)};
   const auto g = fit_line(x3, t3, "test");
   CHECK(g.residual > 0);
   CHECK(g.residual <= 0.1 + 1e-12);
