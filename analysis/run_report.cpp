@@ -108,7 +108,8 @@ std::string render_run(const RunMeasurement& m, const Prediction& p) {
   for (const auto& r : rows)
     t.add_row({r.name, format_seconds(r.spread.median), format_seconds(r.spread.min),
                format_seconds(r.spread.max), std::to_string(r.slowest_rank),
-               r.calls > 0 ? format_fixed(r.calls, 0) : "", r.calls > 0 ? format_bytes(r.bytes) : ""});
+               r.calls > 0 ? format_fixed(r.calls, 0) : "",
+               r.key.rfind("comm:", 0) == 0 ? format_bytes(r.bytes) : ""});
   out += t.to_text();
   if (m.verify) {
     std::string v = render_check(*m.verify);
@@ -149,7 +150,8 @@ nlohmann::json run_to_json(const RunMeasurement& m, const Prediction& p) {
                      {"min_s", r.spread.min},
                      {"max_s", r.spread.max},
                      {"slowest_rank", r.slowest_rank}};
-    if (r.calls > 0) e["calls_per_iter"] = r.calls, e["bytes_per_iter"] = r.bytes;
+    if (r.calls > 0) e["calls_per_iter"] = r.calls;
+    if (r.key.rfind("comm:", 0) == 0) e["bytes_per_iter"] = r.bytes;
     phases.push_back(e);
   }
   j["verify"] = m.verify ? check_to_json(*m.verify) : nlohmann::json(nullptr);
