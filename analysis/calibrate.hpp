@@ -2,7 +2,8 @@
 // strategies use, least-squares fits of the simulator's parameters, and the resulting cluster
 // description ("a CPU cluster": one device entry per rank, links and collectives as measured).
 //
-// Fits are fit_line_robust (outliers from other processes on a shared machine are dropped, and
+// Communication fits are fit_line_robust (relative weights: sizes over many decades, α from the small
+// ones; outliers from other processes on a shared machine are dropped, and
 // counted). A benchmark whose times do not grow with its size (noise swamped it) takes the rate of
 // its largest point instead, x_max / t(x_max).
 // What is measured (every rank at once, so that ranks share cores and memory as in a run; the time of
@@ -10,13 +11,14 @@
 // of a shared CPU as a long run does; averaged over ranks for compute, the slowest rank's for
 // communication) and fitted with fit_line (calibrate_fit.hpp), x in FLOPs or bytes as rt::cost counts
 // them, t in seconds:
-//   gemm                         t = t0 + FLOPs / R_gemm           peak FLOP/s := R_gemm, efficiency 1
-//   copy                         t = t0 + bytes / W_copy           memory bandwidth := W_copy, efficiency 1
-//   elementwise (add), softmax   t = t0 + bytes / W_class          efficiency = W_class / W_copy
+//   gemm                         t = FLOPs / R_gemm                peak FLOP/s := R_gemm, efficiency 1
+//   copy                         t = bytes / W_copy                memory bandwidth := W_copy, efficiency 1
+//   elementwise (add), softmax   t = bytes / W_class               efficiency = W_class / W_copy
 //   (forward and backward)
-//   attention forward/backward   t = t0 + FLOPs / R_class          efficiency = R_class / R_gemm
+//   attention forward/backward   t = FLOPs / R_class               efficiency = R_class / R_gemm
 //   (fused blocks)
-//   launch overhead := the median of the classes' t0.
+//   (compute rates by fit_rate: the large operations decide them), launch overhead := the median over
+//   the classes of the intercept t0 of a relative fit t = t0 + x / R.
 // The simulator's compute model, max(FLOPs / (peak·eff), bytes / (bw·eff)) + launch, then reproduces
 // each fitted line in the regime the class is bound by.
 //   p2p (ring sendrecv, n bytes)        t = α + n / B   → link latency α/2 per hop (GPU–switch–GPU),
@@ -38,9 +40,9 @@
 namespace spsim::analysis {
 
 struct CalibrateOptions {
-  int reps = 5;           // timed windows per point
+  int reps = 5;            // timed windows per point
   double window_s = 0.02;  // shortest timed window (back-to-back calls), seconds
-  bool quick = false;  // fewer, smaller points (tests)
+  bool quick = false;      // fewer, smaller points (tests)
 };
 
 struct Measurement {
@@ -49,23 +51,24 @@ struct Measurement {
 };
 
 struct Benchmark {
-  std::string name;  // "gemm", "copy", "p2p", "all_reduce", ...
+  std::string name;    // "gemm", "copy", "p2p", "all_reduce", ...
   std::string x_unit;  // "FLOP" or "B"
   std::vector<Measurement> points;
-  LineFit fit;      // fit_line_robust over the points
-  int dropped = 0;  // outliers left out of the fit
+  LineFit fit;            // communication: fit_line_robust; compute: fit_rate (alpha = 0)
+  int dropped = 0;        // outliers left out of the fit (communication)
+  double overhead_s = 0;  // compute: the intercept of a relative fit_line, the per-call overhead
 };
 
 struct Calibration {
   int ranks = 1;
   rt::DType dtype = rt::DType::f32;
   std::string host;
-  std::vector<Benchmark> compute;      // gemm, copy, elementwise, softmax, attention_forward, attention_backward
+  std::vector<Benchmark> compute;  // gemm, copy, elementwise, softmax, attention_forward, attention_backward
   Benchmark p2p;
   std::vector<Benchmark> collectives;  // all_reduce, reduce_scatter, all_gather, all_to_all
   // Derived simulator parameters.
-  double peak_flops = 0;  // FLOP/s
-  double memory_Bps = 0;  // bytes per second
+  double peak_flops = 0;               // FLOP/s
+  double memory_Bps = 0;               // bytes per second
   std::array<double, 6> efficiency{};  // by rt::OpClass
   double launch_overhead_s = 0;
   double link_latency_s = 0;  // per hop

@@ -54,7 +54,8 @@ AttentionReference reference_attention(const models::AttnProblem& p, const Atten
     for (std::int64_t i = first; i < groups; i += stride) {
       const auto qs = static_cast<std::size_t>(i * q_block), ks = static_cast<std::size_t>(i * kv_block);
       const std::span<const double> qi(q.data() + qs, static_cast<std::size_t>(q_block)),
-          ki(k.data() + ks, static_cast<std::size_t>(kv_block)), vi(v.data() + ks, static_cast<std::size_t>(kv_block)),
+          ki(k.data() + ks, static_cast<std::size_t>(kv_block)),
+          vi(v.data() + ks, static_cast<std::size_t>(kv_block)),
           ri(r.data() + qs, static_cast<std::size_t>(q_block));
       const auto fwd = models::attention_forward(sub, qi, ki, vi);
       const auto bwd = models::attention_backward(sub, qi, ki, vi, ri);
@@ -66,13 +67,15 @@ AttentionReference reference_attention(const models::AttnProblem& p, const Atten
   };
   const auto workers = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
-  for (std::int64_t w = 1; w < std::min(workers, groups); ++w) pool.emplace_back(work, w, std::min(workers, groups));
+  for (std::int64_t w = 1; w < std::min(workers, groups); ++w)
+    pool.emplace_back(work, w, std::min(workers, groups));
   work(0, std::max<std::int64_t>(1, std::min(workers, groups)));
   for (auto& t : pool) t.join();
   return out;
 }
 
-LayerInputs layer_inputs(const models::ModelSpec& m, std::int64_t batch, std::int64_t seq, std::uint64_t seed) {
+LayerInputs layer_inputs(const models::ModelSpec& m, std::int64_t batch, std::int64_t seq,
+                         std::uint64_t seed) {
   LayerInputs in{models::make_layer_params(m), {}, {}};
   models::randomize(in.params, seed);
   in.x = models::random_vector(batch * seq * m.hidden, models::derive_seed(seed, 101), 1.0);
@@ -82,7 +85,8 @@ LayerInputs layer_inputs(const models::ModelSpec& m, std::int64_t batch, std::in
 
 std::vector<Array> attention_reference_arrays(const models::AttnProblem& p, const AttentionInputs& in) {
   const auto ref = reference_attention(p, in);
-  const rt::Shape qs{p.batch * p.heads, p.seq_len, p.head_dim}, ks{p.batch * p.kv_heads, p.seq_len, p.head_dim};
+  const rt::Shape qs{p.batch * p.heads, p.seq_len, p.head_dim},
+      ks{p.batch * p.kv_heads, p.seq_len, p.head_dim};
   return {{"O", qs, ref.o}, {"dQ", qs, ref.dq}, {"dK", ks, ref.dk}, {"dV", ks, ref.dv}};
 }
 

@@ -53,13 +53,15 @@ struct LayerInputs {
 
 // The reference arrays a strategy's results are compared against, in check order:
 // attention O, dQ, dK, dV; layer Y, dX, then every weight gradient (gradient_name order of the params).
-[[nodiscard]] std::vector<Array> attention_reference_arrays(const models::AttnProblem& p, const AttentionInputs& in);
-[[nodiscard]] std::vector<Array> layer_reference_arrays(const models::ModelSpec& m, const models::AttnProblem& p,
-                                                        const LayerInputs& in);
+[[nodiscard]] std::vector<Array> attention_reference_arrays(const models::AttnProblem& p,
+                                                            const AttentionInputs& in);
+[[nodiscard]] std::vector<Array> layer_reference_arrays(const models::ModelSpec& m,
+                                                        const models::AttnProblem& p, const LayerInputs& in);
 
 // Compares got[i] with reference[i] (same names and shapes) under `tolerance`, with the norm floor of
 // compare.hpp set to 1e-3 × the largest reference norm.
 [[nodiscard]] std::vector<TensorCheck> compare_arrays(const std::vector<Array>& reference,
-                                                      const std::vector<Array>& got, double tolerance, int degree);
+                                                      const std::vector<Array>& got, double tolerance,
+                                                      int degree);
 
 }  // namespace spsim::analysis

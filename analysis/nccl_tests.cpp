@@ -23,7 +23,8 @@ constexpr TestName kTests[] = {{"all_reduce_perf", sim::CollectiveKind::all_redu
                                {"reduce_scatter_perf", sim::CollectiveKind::reduce_scatter},
                                {"alltoall_perf", sim::CollectiveKind::all_to_all},
                                {"sendrecv_perf", sim::CollectiveKind::sendrecv}};
-constexpr const char* kTestChoices = "all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf";
+constexpr const char* kTestChoices =
+    "all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf";
 
 std::vector<std::string> tokens_of(const std::string& line) {
   std::istringstream in(line);
@@ -55,7 +56,8 @@ class Parser {
 
   NcclTestsTable finish() {
     if (columns_.empty())
-      throw InputError(source_, "no nccl-tests table found (no '#  size  count  type ... time  algbw  busbw' header)");
+      throw InputError(source_,
+                       "no nccl-tests table found (no '#  size  count  type ... time  algbw  busbw' header)");
     if (table_.rows.empty()) throw InputError(source_, "the nccl-tests table has no rows");
     table_.source = source_;
     resolve_kind();
@@ -65,10 +67,14 @@ class Parser {
 
  private:
   void comment(std::vector<std::string> tok) {
-    if (tok[0] == "#") tok.erase(tok.begin());
-    else tok[0].erase(0, 1);
-    if (tok.size() >= 4 && tok[0] == "Collective" && tok[1] == "test" && tok[2] == "starting:") table_.test = tok[3];
-    if (tok.size() >= 2 && tok[0] == "Rank" && is_integer(tok[1])) ranks_seen_ = std::max(ranks_seen_, std::stoi(tok[1]) + 1);
+    if (tok[0] == "#")
+      tok.erase(tok.begin());
+    else
+      tok[0].erase(0, 1);
+    if (tok.size() >= 4 && tok[0] == "Collective" && tok[1] == "test" && tok[2] == "starting:")
+      table_.test = tok[3];
+    if (tok.size() >= 2 && tok[0] == "Rank" && is_integer(tok[1]))
+      ranks_seen_ = std::max(ranks_seen_, std::stoi(tok[1]) + 1);
     const bool header = std::find(tok.begin(), tok.end(), "size") != tok.end() &&
                         std::find(tok.begin(), tok.end(), "time") != tok.end() &&
                         std::find(tok.begin(), tok.end(), "busbw") != tok.end();
@@ -103,8 +109,9 @@ class Parser {
 
   void row(const std::vector<std::string>& tok, int line) {
     if (tok.size() != columns_.size())
-      throw InputError(source_, "line " + std::to_string(line) + ": expected " + std::to_string(columns_.size()) +
-                                    " columns as in the header, got " + std::to_string(tok.size()));
+      throw InputError(source_, "line " + std::to_string(line) + ": expected " +
+                                    std::to_string(columns_.size()) + " columns as in the header, got " +
+                                    std::to_string(tok.size()));
     NcclTestsRow r;
     r.size_bytes = number(tok, size_, line);
     r.count = number(tok, count_, line);
@@ -123,27 +130,34 @@ class Parser {
         if (file.find(t.test) != std::string::npos) table_.test = t.test;
     }
     if (table_.test.empty())
-      throw InputError(source_, "cannot tell which collective was measured: no '# Collective test starting:' line "
-                                "and the file name contains none of " + std::string(kTestChoices));
+      throw InputError(source_,
+                       "cannot tell which collective was measured: no '# Collective test starting:' line "
+                       "and the file name contains none of " +
+                           std::string(kTestChoices));
     for (const auto& t : kTests)
       if (table_.test == t.test) return void(table_.kind = t.kind);
-    throw InputError(source_, "unsupported nccl-tests test '" + table_.test + "'; valid choices: " + kTestChoices);
+    throw InputError(source_,
+                     "unsupported nccl-tests test '" + table_.test + "'; valid choices: " + kTestChoices);
   }
 
   // From the Rank lines, else from busbw / algbw = f_K(P) on the row with the largest algbw.
   void resolve_ranks() {
     if (ranks_seen_ > 0) return void(table_.ranks = ranks_seen_);
-    const auto best = std::max_element(table_.rows.begin(), table_.rows.end(),
-                                       [](const auto& a, const auto& b) { return a.algbw_GBps < b.algbw_GBps; });
+    const auto best =
+        std::max_element(table_.rows.begin(), table_.rows.end(),
+                         [](const auto& a, const auto& b) { return a.algbw_GBps < b.algbw_GBps; });
     const double f = best->algbw_GBps > 0 ? best->busbw_GBps / best->algbw_GBps : 0;
     double p = 0;
-    if (table_.kind == sim::CollectiveKind::all_reduce && f > 0 && f < 2) p = 2 / (2 - f);
-    else if (table_.kind != sim::CollectiveKind::sendrecv && f > 0 && f < 1) p = 1 / (1 - f);
+    if (table_.kind == sim::CollectiveKind::all_reduce && f > 0 && f < 2)
+      p = 2 / (2 - f);
+    else if (table_.kind != sim::CollectiveKind::sendrecv && f > 0 && f < 1)
+      p = 1 / (1 - f);
     if (!(p >= 1.5))
-      throw InputError(source_, "cannot tell the number of ranks: the '#  Rank N ...' device lines are missing" +
-                                    std::string(table_.kind == sim::CollectiveKind::sendrecv
-                                                    ? " (sendrecv's busbw equals its algbw)"
-                                                    : " and busbw/algbw gives no rank count"));
+      throw InputError(source_,
+                       "cannot tell the number of ranks: the '#  Rank N ...' device lines are missing" +
+                           std::string(table_.kind == sim::CollectiveKind::sendrecv
+                                           ? " (sendrecv's busbw equals its algbw)"
+                                           : " and busbw/algbw gives no rank count"));
     table_.ranks = static_cast<int>(std::lround(p));
   }
 
@@ -194,7 +208,8 @@ nlohmann::ordered_json collective_fits_json(const std::vector<NcclTestsFit>& fit
   for (const auto& f : fits) {
     const std::string kind = sim::collective_kind_name(f.kind);
     if (out.contains(kind))
-      throw InputError(f.source, "a second measurement of " + kind + " (from " + out[kind]["source"].get<std::string>() +
+      throw InputError(f.source, "a second measurement of " + kind + " (from " +
+                                     out[kind]["source"].get<std::string>() +
                                      "); give one file per collective");
     out[kind] = {{"latency_us", f.latency_s * 1e6},
                  {"busbw_GBps", f.busbw_Bps / 1e9},

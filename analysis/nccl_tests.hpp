@@ -5,8 +5,9 @@
 // The format (nccl-tests src/common.cu): '#' comment lines — among them "# Collective test starting:
 // all_reduce_perf" (newer versions), "# nThread 1 nGpus 8 minBytes ...", one "#  Rank  N Group ... device"
 // line per rank, and the column header
-//   #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
-//   #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+//   #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw
+//   busbw #wrong #        (B)    (elements)                               (us)  (GB/s)  (GB/s) (us)  (GB/s)
+//   (GB/s)
 // (older versions have no redop column and an "error" column) — then one row per size, the out-of-place
 // columns then the in-place ones. Lines launched through mpirun may carry a "[1,0]<stdout>:" prefix.
 //

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
-#include <functional>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "analysis/check_data.hpp"
@@ -19,7 +19,9 @@ namespace spsim::analysis {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // RankIteration <-> a flat row of doubles, for gathering through the Comm.
 constexpr int kFields = 4 + kCommKinds + kOpClasses;
@@ -82,10 +84,16 @@ class Gatherer {
 class RankRun {
  public:
   RankRun(const Config& cfg, const strategies::StrategyInfo& info, TimedDevice& dev, TimedComm& comm)
-      : cfg_(cfg), info_(info), dev_(dev), comm_(comm), problem_(models::attention_problem(cfg.model, cfg.workload)) {
+      : cfg_(cfg),
+        info_(info),
+        dev_(dev),
+        comm_(comm),
+        problem_(models::attention_problem(cfg.model, cfg.workload)) {
     positions_ = info.positions(comm.rank(), comm.size(), problem_.seq_len, cfg.strategy.options);
-    if (layer()) load_layer();
-    else load_attention();
+    if (layer())
+      load_layer();
+    else
+      load_attention();
   }
 
   [[nodiscard]] bool layer() const { return cfg_.workload.scope == models::Scope::layer; }
@@ -127,10 +135,12 @@ class RankRun {
       out.push_back({"dX", xs, g.global(outputs_[1])});
       const auto shapes = strategies::layer_param_shapes(cfg_.model);
       for (std::size_t i = 0; i < shapes.size(); ++i)
-        out.push_back({gradient_name(shapes[i].name), shapes[i].shape, dev_.to_host(weight_grads_.tensors[i])});
+        out.push_back(
+            {gradient_name(shapes[i].name), shapes[i].shape, dev_.to_host(weight_grads_.tensors[i])});
       return out;
     }
-    const rt::Shape qs{p.batch * p.heads, p.seq_len, p.head_dim}, ks{p.batch * p.kv_heads, p.seq_len, p.head_dim};
+    const rt::Shape qs{p.batch * p.heads, p.seq_len, p.head_dim},
+        ks{p.batch * p.kv_heads, p.seq_len, p.head_dim};
     const char* names[] = {"O", "dQ", "dK", "dV"};
     for (std::size_t i = 0; i < 4; ++i) out.push_back({names[i], i < 2 ? qs : ks, g.global(outputs_[i])});
     return out;
@@ -184,8 +194,8 @@ class RankRun {
 };
 
 // Gathers every rank's iterations to every rank: samples[i][r].
-std::vector<std::vector<RankIteration>> gather_samples(const std::vector<RankIteration>& mine, rt::Device& dev,
-                                                       rt::Comm& comm) {
+std::vector<std::vector<RankIteration>> gather_samples(const std::vector<RankIteration>& mine,
+                                                       rt::Device& dev, rt::Comm& comm) {
   std::vector<double> flat;
   for (const auto& it : mine) pack(it, flat);
   const auto width = static_cast<std::int64_t>(flat.size());
@@ -193,10 +203,12 @@ std::vector<std::vector<RankIteration>> gather_samples(const std::vector<RankIte
   rt::Tensor all = dev.empty({comm.size(), width});
   comm.all_gather(dev.from_host(flat, {1, width}), all, 0).wait();
   const HostVec h = dev.to_host(all);
-  std::vector<std::vector<RankIteration>> out(mine.size(), std::vector<RankIteration>(static_cast<std::size_t>(comm.size())));
+  std::vector<std::vector<RankIteration>> out(
+      mine.size(), std::vector<RankIteration>(static_cast<std::size_t>(comm.size())));
   for (std::size_t i = 0; i < mine.size(); ++i)
     for (int r = 0; r < comm.size(); ++r)
-      out[i][static_cast<std::size_t>(r)] = unpack(h.data() + r * width + static_cast<std::int64_t>(i) * kFields);
+      out[i][static_cast<std::size_t>(r)] =
+          unpack(h.data() + r * width + static_cast<std::int64_t>(i) * kFields);
   return out;
 }
 
@@ -211,8 +223,9 @@ CheckResult verify(const Config& cfg, RankRun& run, const std::vector<Array>& go
   res.tolerance = tolerance_for(res.dtype);
   const auto& p = run.problem();
   const std::vector<Array> ref =
-      run.layer() ? layer_reference_arrays(cfg.model, p, layer_inputs(cfg.model, p.batch, p.seq_len, cfg.check.seed))
-                  : attention_reference_arrays(p, attention_inputs(p, cfg.check.seed));
+      run.layer()
+          ? layer_reference_arrays(cfg.model, p, layer_inputs(cfg.model, p.batch, p.seq_len, cfg.check.seed))
+          : attention_reference_arrays(p, attention_inputs(p, cfg.check.seed));
   res.tensors = compare_arrays(ref, got, res.tolerance, degree);
   return res;
 }
@@ -236,8 +249,8 @@ nlohmann::json cluster_argument(const std::string& arg) {
 }
 
 rt::DType run_dtype(const Config& config) {
-  const bool named = config.raw.is_object() && config.raw.contains("check") && config.raw.at("check").is_object() &&
-                     config.raw.at("check").contains("dtype");
+  const bool named = config.raw.is_object() && config.raw.contains("check") &&
+                     config.raw.at("check").is_object() && config.raw.at("check").contains("dtype");
   return named ? config.check.dtype : rt::DType::f32;
 }
 
@@ -283,7 +296,8 @@ RunMeasurement run_strategy(const Config& cfg, rt::Device& dev, rt::Comm& comm, 
   return m;
 }
 
-Config run_config(const Config& config, int world_size, rt::DType dtype, const std::optional<nlohmann::json>& cluster) {
+Config run_config(const Config& config, int world_size, rt::DType dtype,
+                  const std::optional<nlohmann::json>& cluster) {
   if (config.workload.scope == models::Scope::model)
     throw InputError("workload.scope", "'model' is not supported by run; valid choices: attention, layer");
   const auto* info = strategies::builtin().find(config.strategy.name);
@@ -320,7 +334,8 @@ std::vector<PhaseRow> phase_rows(const RunMeasurement& m) {
   std::vector<PhaseRow> rows;
   rows.push_back(row("forward", "forward", [](auto& it) { return it.forward_s; }));
   rows.push_back(row("backward", "backward", [](auto& it) { return it.backward_s; }));
-  rows.push_back(row("step (forward + backward)", "step", [](auto& it) { return it.forward_s + it.backward_s; }));
+  rows.push_back(
+      row("step (forward + backward)", "step", [](auto& it) { return it.forward_s + it.backward_s; }));
   rows.push_back(row("compute (step - communication)", "compute", [](auto& it) {
     return it.forward_s + it.backward_s - it.comm_forward_s - it.comm_backward_s;
   }));

@@ -41,8 +41,8 @@ struct RunOptions {
 struct RankIteration {
   double forward_s = 0;
   double backward_s = 0;
-  double comm_forward_s = 0;   // blocked in communication during forward
-  double comm_backward_s = 0;  // ... during backward
+  double comm_forward_s = 0;                // blocked in communication during forward
+  double comm_backward_s = 0;               // ... during backward
   std::array<double, kCommKinds> comm_s{};  // blocked per kind over the iteration
   std::array<double, kOpClasses> op_s{};    // compute per op class (rt::OpClass) over the iteration
 };

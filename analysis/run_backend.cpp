@@ -1,12 +1,12 @@
 // Backend selection for run/calibrate; the only analysis code that names the MPI and CUDA backends.
 #include "analysis/run_backend.hpp"
 
-#include "analysis/run_comm.hpp"
 #include <cstdio>
 
+#include "analysis/run_comm.hpp"
 #include "runtime/cpu/cpu_device.hpp"
-#include "runtime/host_storage.hpp"
 #include "runtime/error.hpp"
+#include "runtime/host_storage.hpp"
 #ifdef SPSIM_WITH_MPI
 #include "runtime/mpi/mpi_comm.hpp"
 #endif
@@ -17,11 +17,14 @@
 
 namespace spsim::analysis {
 
-BackendChoice resolve_backend(const std::string& backend, const std::string& device, const std::string& comm) {
+BackendChoice resolve_backend(const std::string& backend, const std::string& device,
+                              const std::string& comm) {
   BackendChoice c;
-  if (backend == "nccl") c = {"cuda", "nccl"};
+  if (backend == "nccl")
+    c = {"cuda", "nccl"};
   else if (!backend.empty() && backend != "mpi")
-    throw InputError("--backend", "unknown backend '" + backend + "'; valid choices: mpi (cpu + mpi), nccl (cuda + nccl)");
+    throw InputError("--backend",
+                     "unknown backend '" + backend + "'; valid choices: mpi (cpu + mpi), nccl (cuda + nccl)");
   if (!device.empty()) {
     if (device != "cpu" && device != "cuda")
       throw InputError("--device", "unknown device '" + device + "'; valid choices: cpu, cuda");
@@ -33,9 +36,11 @@ BackendChoice resolve_backend(const std::string& backend, const std::string& dev
     c.comm = comm;
   }
   if (c.comm == "nccl" && c.device != "cuda")
-    throw InputError(comm.empty() ? "--backend" : "--comm", "nccl needs --device cuda (NCCL moves GPU memory)");
+    throw InputError(comm.empty() ? "--backend" : "--comm",
+                     "nccl needs --device cuda (NCCL moves GPU memory)");
   if (c.device == "cuda" && !built_with_cuda())
-    throw InputError("--device", "cuda is not available: this spsim was built without CUDA (SPSIM_WITH_CUDA)");
+    throw InputError("--device",
+                     "cuda is not available: this spsim was built without CUDA (SPSIM_WITH_CUDA)");
   return c;
 }
 
@@ -76,7 +81,8 @@ RunComm::RunComm([[maybe_unused]] const BackendChoice& choice, [[maybe_unused]] 
   base_ = rt::MpiComm::duplicate_world();
   if (choice.device != "cpu") top_ = std::make_unique<HostStagedComm>(*base_, dev);
 #else
-  throw InputError("run", "this spsim was built without MPI (SPSIM_WITH_MPI); install libopenmpi-dev and rebuild");
+  throw InputError("run",
+                   "this spsim was built without MPI (SPSIM_WITH_MPI); install libopenmpi-dev and rebuild");
 #endif
 }
 

@@ -12,7 +12,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // Adds the time spent in wait() to the kind's blocked time.
 class TimedWork final : public rt::Work::Impl {
@@ -49,13 +51,20 @@ class ThenWork final : public rt::Work::Impl {
 
 std::string_view comm_kind_name(CommKind k) {
   switch (k) {
-    case CommKind::all_reduce: return "all_reduce";
-    case CommKind::reduce_scatter: return "reduce_scatter";
-    case CommKind::all_gather: return "all_gather";
-    case CommKind::all_to_all: return "all_to_all";
-    case CommKind::send: return "send";
-    case CommKind::recv: return "recv";
-    case CommKind::sendrecv: return "sendrecv";
+    case CommKind::all_reduce:
+      return "all_reduce";
+    case CommKind::reduce_scatter:
+      return "reduce_scatter";
+    case CommKind::all_gather:
+      return "all_gather";
+    case CommKind::all_to_all:
+      return "all_to_all";
+    case CommKind::send:
+      return "send";
+    case CommKind::recv:
+      return "recv";
+    case CommKind::sendrecv:
+      return "sendrecv";
   }
   return "?";
 }
@@ -80,7 +89,8 @@ rt::Work TimedComm::timed(CommKind kind, double bytes, Post&& post) {
 }
 
 rt::Work TimedComm::all_reduce(rt::Tensor& inout) {
-  return timed(CommKind::all_reduce, static_cast<double>(inout.nbytes()), [&] { return inner_.all_reduce(inout); });
+  return timed(CommKind::all_reduce, static_cast<double>(inout.nbytes()),
+               [&] { return inner_.all_reduce(inout); });
 }
 rt::Work TimedComm::reduce_scatter(const rt::Tensor& in, rt::Tensor& out, int dim) {
   return timed(CommKind::reduce_scatter, static_cast<double>(in.nbytes()),
@@ -115,12 +125,15 @@ HostStagedComm::HostStagedComm(std::unique_ptr<rt::Comm> owned, rt::Device& devi
     : owned_(std::move(owned)), inner_(*owned_), dev_(device) {}
 HostStagedComm::~HostStagedComm() = default;
 
-rt::Tensor HostStagedComm::host_like(const rt::Tensor& t) { return rt::make_host_tensor(t.shape(), dev_.dtype()); }
+rt::Tensor HostStagedComm::host_like(const rt::Tensor& t) {
+  return rt::make_host_tensor(t.shape(), dev_.dtype());
+}
 
 rt::Tensor HostStagedComm::to_host(const rt::Tensor& t) {
   rt::Tensor h = host_like(t);
   const std::vector<double> values = dev_.to_host(t);
-  if (h.dtype() == rt::DType::f64) std::copy(values.begin(), values.end(), h.data<double>());
+  if (h.dtype() == rt::DType::f64)
+    std::copy(values.begin(), values.end(), h.data<double>());
   else
     for (std::size_t i = 0; i < values.size(); ++i) h.data<float>()[i] = static_cast<float>(values[i]);
   return h;
@@ -129,7 +142,8 @@ rt::Tensor HostStagedComm::to_host(const rt::Tensor& t) {
 rt::Work HostStagedComm::copy_back(rt::Work inner, rt::Tensor host, rt::Tensor dst) {
   auto then = [this, host = std::move(host), dst]() mutable {
     std::vector<double> values(static_cast<std::size_t>(host.numel()));
-    if (host.dtype() == rt::DType::f64) std::copy_n(host.data<double>(), values.size(), values.begin());
+    if (host.dtype() == rt::DType::f64)
+      std::copy_n(host.data<double>(), values.size(), values.begin());
     else
       for (std::size_t i = 0; i < values.size(); ++i) values[i] = host.data<float>()[i];
     rt::Tensor staged = dev_.from_host(values, dst.shape());
@@ -158,7 +172,9 @@ rt::Work HostStagedComm::all_to_all(const rt::Tensor& in, rt::Tensor& out, int s
   rt::Work w = inner_.all_to_all(to_host(in), h_out, split_dim, concat_dim);
   return copy_back(std::move(w), h_out, out);
 }
-rt::Work HostStagedComm::send(const rt::Tensor& t, int dst, int tag) { return inner_.send(to_host(t), dst, tag); }
+rt::Work HostStagedComm::send(const rt::Tensor& t, int dst, int tag) {
+  return inner_.send(to_host(t), dst, tag);
+}
 rt::Work HostStagedComm::recv(rt::Tensor& t, int src, int tag) {
   rt::Tensor h = host_like(t);
   rt::Work w = inner_.recv(h, src, tag);

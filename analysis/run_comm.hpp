@@ -14,7 +14,15 @@
 namespace spsim::analysis {
 
 // The communication kinds a strategy can post, in report order.
-enum class CommKind : std::uint8_t { all_reduce, reduce_scatter, all_gather, all_to_all, send, recv, sendrecv };
+enum class CommKind : std::uint8_t {
+  all_reduce,
+  reduce_scatter,
+  all_gather,
+  all_to_all,
+  send,
+  recv,
+  sendrecv
+};
 inline constexpr int kCommKinds = 7;
 [[nodiscard]] std::string_view comm_kind_name(CommKind k);
 
@@ -45,10 +53,12 @@ class TimedComm final : public rt::Comm {
   [[nodiscard]] rt::Work all_reduce(rt::Tensor& inout) override;
   [[nodiscard]] rt::Work reduce_scatter(const rt::Tensor& in, rt::Tensor& out, int dim = 0) override;
   [[nodiscard]] rt::Work all_gather(const rt::Tensor& in, rt::Tensor& out, int dim = 0) override;
-  [[nodiscard]] rt::Work all_to_all(const rt::Tensor& in, rt::Tensor& out, int split_dim, int concat_dim) override;
+  [[nodiscard]] rt::Work all_to_all(const rt::Tensor& in, rt::Tensor& out, int split_dim,
+                                    int concat_dim) override;
   [[nodiscard]] rt::Work send(const rt::Tensor& t, int dst, int tag = 0) override;
   [[nodiscard]] rt::Work recv(rt::Tensor& t, int src, int tag = 0) override;
-  [[nodiscard]] rt::Work sendrecv(const rt::Tensor& out, int dst, rt::Tensor& in, int src, int tag = 0) override;
+  [[nodiscard]] rt::Work sendrecv(const rt::Tensor& out, int dst, rt::Tensor& in, int src,
+                                  int tag = 0) override;
   void barrier() override { inner_.barrier(); }
   [[nodiscard]] std::unique_ptr<rt::Comm> split(const std::vector<int>& color_of_rank) override;
 
@@ -78,10 +88,12 @@ class HostStagedComm final : public rt::Comm {
   [[nodiscard]] rt::Work all_reduce(rt::Tensor& inout) override;
   [[nodiscard]] rt::Work reduce_scatter(const rt::Tensor& in, rt::Tensor& out, int dim = 0) override;
   [[nodiscard]] rt::Work all_gather(const rt::Tensor& in, rt::Tensor& out, int dim = 0) override;
-  [[nodiscard]] rt::Work all_to_all(const rt::Tensor& in, rt::Tensor& out, int split_dim, int concat_dim) override;
+  [[nodiscard]] rt::Work all_to_all(const rt::Tensor& in, rt::Tensor& out, int split_dim,
+                                    int concat_dim) override;
   [[nodiscard]] rt::Work send(const rt::Tensor& t, int dst, int tag = 0) override;
   [[nodiscard]] rt::Work recv(rt::Tensor& t, int src, int tag = 0) override;
-  [[nodiscard]] rt::Work sendrecv(const rt::Tensor& out, int dst, rt::Tensor& in, int src, int tag = 0) override;
+  [[nodiscard]] rt::Work sendrecv(const rt::Tensor& out, int dst, rt::Tensor& in, int src,
+                                  int tag = 0) override;
   void barrier() override { inner_.barrier(); }
   [[nodiscard]] std::unique_ptr<rt::Comm> split(const std::vector<int>& color_of_rank) override;
 

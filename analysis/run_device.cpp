@@ -35,13 +35,13 @@ void TimedDevice::softmax(const Tensor& x, Tensor& y, double scale, const rt::Ma
 void TimedDevice::softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx, double scale) {
   timed(OpClass::softmax, [&] { inner_.softmax_backward(y, dy, dx, scale); });
 }
-void TimedDevice::attention_block_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse,
-                                          double scale, const rt::Mask& mask) {
+void TimedDevice::attention_block_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                                          Tensor& lse, double scale, const rt::Mask& mask) {
   timed(OpClass::attention_forward, [&] { inner_.attention_block_forward(q, k, v, o, lse, scale, mask); });
 }
 void TimedDevice::attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
-                                           const Tensor& d_o, const Tensor& lse, Tensor& dq, Tensor& dk, Tensor& dv,
-                                           double scale, const rt::Mask& mask) {
+                                           const Tensor& d_o, const Tensor& lse, Tensor& dq, Tensor& dk,
+                                           Tensor& dv, double scale, const rt::Mask& mask) {
   timed(OpClass::attention_backward,
         [&] { inner_.attention_block_backward(q, k, v, o, d_o, lse, dq, dk, dv, scale, mask); });
 }
@@ -78,9 +78,9 @@ void TimedDevice::layer_norm(const Tensor& x, const Tensor& gamma, const Tensor&
                              Tensor& mean, Tensor& rstd) {
   timed(OpClass::elementwise, [&] { inner_.layer_norm(x, gamma, beta, eps, y, mean, rstd); });
 }
-void TimedDevice::layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
-                                      const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
-                                      bool accumulate_dx) {
+void TimedDevice::layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                      const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
+                                      Tensor& dbeta, bool accumulate_dx) {
   timed(OpClass::elementwise,
         [&] { inner_.layer_norm_backward(x, gamma, mean, rstd, dy, dx, dgamma, dbeta, accumulate_dx); });
 }

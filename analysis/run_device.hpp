@@ -37,17 +37,20 @@ class TimedDevice final : public rt::Device {
   }
   [[nodiscard]] std::vector<double> to_host(const rt::Tensor& t) override { return inner_.to_host(t); }
   void copy(const rt::Tensor& src, rt::Tensor& dst) override;
-  void gemm(const rt::Tensor& a, const rt::Tensor& b, rt::Tensor& c, rt::Trans ta, rt::Trans tb, double alpha = 1.0,
-            double beta = 0.0) override;
+  void gemm(const rt::Tensor& a, const rt::Tensor& b, rt::Tensor& c, rt::Trans ta, rt::Trans tb,
+            double alpha = 1.0, double beta = 0.0) override;
   void softmax(const rt::Tensor& x, rt::Tensor& y, double scale, const rt::Mask& mask) override;
   void softmax_backward(const rt::Tensor& y, const rt::Tensor& dy, rt::Tensor& dx, double scale) override;
   void attention_block_forward(const rt::Tensor& q, const rt::Tensor& k, const rt::Tensor& v, rt::Tensor& o,
                                rt::Tensor& lse, double scale, const rt::Mask& mask) override;
-  void attention_block_backward(const rt::Tensor& q, const rt::Tensor& k, const rt::Tensor& v, const rt::Tensor& o,
-                                const rt::Tensor& d_o, const rt::Tensor& lse, rt::Tensor& dq, rt::Tensor& dk,
-                                rt::Tensor& dv, double scale, const rt::Mask& mask) override;
-  void merge_attention(rt::Tensor& o, rt::Tensor& lse, const rt::Tensor& o_blk, const rt::Tensor& lse_blk) override;
-  void add(const rt::Tensor& a, const rt::Tensor& b, rt::Tensor& out, double alpha = 1.0, double beta = 1.0) override;
+  void attention_block_backward(const rt::Tensor& q, const rt::Tensor& k, const rt::Tensor& v,
+                                const rt::Tensor& o, const rt::Tensor& d_o, const rt::Tensor& lse,
+                                rt::Tensor& dq, rt::Tensor& dk, rt::Tensor& dv, double scale,
+                                const rt::Mask& mask) override;
+  void merge_attention(rt::Tensor& o, rt::Tensor& lse, const rt::Tensor& o_blk,
+                       const rt::Tensor& lse_blk) override;
+  void add(const rt::Tensor& a, const rt::Tensor& b, rt::Tensor& out, double alpha = 1.0,
+           double beta = 1.0) override;
   void scale(rt::Tensor& x, double alpha) override;
   [[nodiscard]] rt::Tensor slice(const rt::Tensor& x, int dim, std::int64_t start, std::int64_t len) override;
   void slice_assign(rt::Tensor& dst, int dim, std::int64_t start, const rt::Tensor& src,
@@ -57,8 +60,8 @@ class TimedDevice final : public rt::Device {
   void linear(const rt::Tensor& x, const rt::Tensor& w, const rt::Tensor& b, rt::Tensor& y) override;
   void linear_backward(const rt::Tensor& x, const rt::Tensor& w, const rt::Tensor& dy, rt::Tensor& dx,
                        rt::Tensor& dw, rt::Tensor& db, bool accumulate_dx = false) override;
-  void layer_norm(const rt::Tensor& x, const rt::Tensor& gamma, const rt::Tensor& beta, double eps, rt::Tensor& y,
-                  rt::Tensor& mean, rt::Tensor& rstd) override;
+  void layer_norm(const rt::Tensor& x, const rt::Tensor& gamma, const rt::Tensor& beta, double eps,
+                  rt::Tensor& y, rt::Tensor& mean, rt::Tensor& rstd) override;
   void layer_norm_backward(const rt::Tensor& x, const rt::Tensor& gamma, const rt::Tensor& mean,
                            const rt::Tensor& rstd, const rt::Tensor& dy, rt::Tensor& dx, rt::Tensor& dgamma,
                            rt::Tensor& dbeta, bool accumulate_dx = false) override;

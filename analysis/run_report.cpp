@@ -34,7 +34,8 @@ std::string op_class_of(const std::string& op) {
   if (op == "softmax" || op == "softmax_backward") return "softmax";
   if (op == "attention_block_forward") return "attention_forward";
   if (op == "attention_block_backward") return "attention_backward";
-  if (op == "slice" || op == "slice_assign" || op == "copy" || op == "concat" || op == "permute" || op == "fill")
+  if (op == "slice" || op == "slice_assign" || op == "copy" || op == "concat" || op == "permute" ||
+      op == "fill")
     return "copy";
   return "elementwise";
 }
@@ -67,8 +68,9 @@ std::vector<Compared> compared(const std::vector<PhaseRow>& rows, const SimSumma
 Prediction predict_run(const Config& config) {
   Prediction p;
   if (!config.cluster.is_object() || config.cluster.empty()) {
-    p.note = "no cluster to simulate: pass --cluster FILE.json (e.g. written by spsim calibrate) or give the "
-             "config a cluster section";
+    p.note =
+        "no cluster to simulate: pass --cluster FILE.json (e.g. written by spsim calibrate) or give the "
+        "config a cluster section";
     return p;
   }
   try {
@@ -89,12 +91,12 @@ Prediction predict_run(const Config& config) {
 }
 
 std::string render_run(const RunMeasurement& m, const Prediction& p) {
-  std::string out = "spsim run: " + m.config_name + "\nstrategy " + m.strategy + " (" + options_text(m.options) +
-                    "), P = " + std::to_string(m.ranks) + ", scope " +
+  std::string out = "spsim run: " + m.config_name + "\nstrategy " + m.strategy + " (" +
+                    options_text(m.options) + "), P = " + std::to_string(m.ranks) + ", scope " +
                     (m.scope == models::Scope::layer ? "layer" : "attention") + ", " +
-                    std::string(rt::dtype_name(m.dtype)) + ", device " + m.device + ", comm " + m.comm + "\n" +
-                    std::to_string(m.run.iters) + " timed iterations after " + std::to_string(m.run.warmup) +
-                    " warm-up; each iteration counts its slowest rank\n\n";
+                    std::string(rt::dtype_name(m.dtype)) + ", device " + m.device + ", comm " + m.comm +
+                    "\n" + std::to_string(m.run.iters) + " timed iterations after " +
+                    std::to_string(m.run.warmup) + " warm-up; each iteration counts its slowest rank\n\n";
   Table t({{"phase", Align::left},
            {"median", Align::right},
            {"min", Align::right},
@@ -104,9 +106,10 @@ std::string render_run(const RunMeasurement& m, const Prediction& p) {
            {"bytes/iter", Align::right}});
   const auto rows = phase_rows(m);
   for (const auto& r : rows)
-    t.add_row({r.name, format_seconds(r.spread.median), format_seconds(r.spread.min), format_seconds(r.spread.max),
-               std::to_string(r.slowest_rank), r.calls > 0 ? format_fixed(r.calls, 0) : "",
-               r.calls > 0 ? format_bytes(r.bytes) : ""});
+    t.add_row({r.name, format_seconds(r.spread.median), format_seconds(r.spread.min),
+               format_seconds(r.spread.max), std::to_string(r.slowest_rank),
+               r.calls > 0 ? format_fixed(r.calls, 0) : "",
+               r.key.rfind("comm:", 0) == 0 ? format_bytes(r.bytes) : ""});
   out += t.to_text();
   if (m.verify) {
     std::string v = render_check(*m.verify);
@@ -122,7 +125,8 @@ std::string render_run(const RunMeasurement& m, const Prediction& p) {
            {"predicted", Align::right},
            {"measured/predicted", Align::right}});
   for (const auto& x : compared(rows, p.summary))
-    c.add_row({x.name, format_seconds(x.measured), format_seconds(x.predicted), ratio_text(x.measured, x.predicted)});
+    c.add_row({x.name, format_seconds(x.measured), format_seconds(x.predicted),
+               ratio_text(x.measured, x.predicted)});
   return out + c.to_text();
 }
 
@@ -141,9 +145,13 @@ nlohmann::json run_to_json(const RunMeasurement& m, const Prediction& p) {
   auto& phases = j["phases"] = nlohmann::json::array();
   const auto rows = phase_rows(m);
   for (const auto& r : rows) {
-    nlohmann::json e{{"name", r.key}, {"median_s", r.spread.median}, {"min_s", r.spread.min},
-                     {"max_s", r.spread.max}, {"slowest_rank", r.slowest_rank}};
-    if (r.calls > 0) e["calls_per_iter"] = r.calls, e["bytes_per_iter"] = r.bytes;
+    nlohmann::json e{{"name", r.key},
+                     {"median_s", r.spread.median},
+                     {"min_s", r.spread.min},
+                     {"max_s", r.spread.max},
+                     {"slowest_rank", r.slowest_rank}};
+    if (r.calls > 0) e["calls_per_iter"] = r.calls;
+    if (r.key.rfind("comm:", 0) == 0) e["bytes_per_iter"] = r.bytes;
     phases.push_back(e);
   }
   j["verify"] = m.verify ? check_to_json(*m.verify) : nlohmann::json(nullptr);
@@ -152,8 +160,11 @@ nlohmann::json run_to_json(const RunMeasurement& m, const Prediction& p) {
     pj["cluster"] = p.cluster;
     auto& arr = pj["phases"] = nlohmann::json::array();
     for (const auto& x : compared(rows, p.summary))
-      arr.push_back({{"name", x.name.substr(x.name.find_first_not_of(' '))}, {"measured_s", x.measured}, {"predicted_s", x.predicted},
-                     {"ratio", x.predicted > 0 ? nlohmann::json(x.measured / x.predicted) : nlohmann::json(nullptr)}});
+      arr.push_back(
+          {{"name", x.name.substr(x.name.find_first_not_of(' '))},
+           {"measured_s", x.measured},
+           {"predicted_s", x.predicted},
+           {"ratio", x.predicted > 0 ? nlohmann::json(x.measured / x.predicted) : nlohmann::json(nullptr)}});
   } else {
     pj["note"] = p.note;
   }

@@ -1,11 +1,12 @@
 // `spsim calibrate`: fit the simulator to this machine (mpirun -np P spsim calibrate --backend mpi) or to
 // nccl-tests measurements of a cluster (spsim calibrate --nccl-tests FILE...), and write a cluster JSON.
+#include "analysis/calibrate.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 
-#include "analysis/calibrate.hpp"
 #include "analysis/nccl_tests.hpp"
 #include "analysis/run_backend.hpp"
 #include "analysis/table.hpp"
@@ -49,14 +50,17 @@ void write_out(const std::string& out, const nlohmann::ordered_json& j) {
 int from_nccl_tests(const CalibrateArgs& a) {
   check_out(a.out);
   std::vector<analysis::NcclTestsFit> fits;
-  for (const auto& file : a.nccl_tests) fits.push_back(analysis::fit_nccl_tests(analysis::load_nccl_tests(file)));
+  for (const auto& file : a.nccl_tests)
+    fits.push_back(analysis::fit_nccl_tests(analysis::load_nccl_tests(file)));
   nlohmann::ordered_json out;
   if (!a.cluster.empty()) out["preset"] = a.cluster;
   out["collective_fits"] = analysis::collective_fits_json(fits);
   if (!a.cluster.empty()) (void)sim::parse_cluster(nlohmann::json::parse(out.dump()), "--cluster");
   write_out(a.out, out);
   if (a.json) {
-    std::cout << nlohmann::ordered_json{{"schema_version", 1}, {"command", "calibrate"}, {"cluster", out}}.dump(2) << "\n";
+    std::cout
+        << nlohmann::ordered_json{{"schema_version", 1}, {"command", "calibrate"}, {"cluster", out}}.dump(2)
+        << "\n";
     return 0;
   }
   analysis::Table t({{"collective", analysis::Align::left},
@@ -72,8 +76,9 @@ int from_nccl_tests(const CalibrateArgs& a) {
                analysis::format_fixed(f.line.residual, 3), f.source});
   std::cout << "spsim calibrate: time = α + size · f(P) / busbw fitted to nccl-tests out-of-place times\n\n"
             << t.to_text() << "\nwrote " << a.out
-            << (a.cluster.empty() ? " (collective_fits only: merge it into a cluster section, or pass --cluster PRESET)\n"
-                                  : " (cluster " + a.cluster + " with these fits; use it with run --cluster)\n");
+            << (a.cluster.empty()
+                    ? " (collective_fits only: merge it into a cluster section, or pass --cluster PRESET)\n"
+                    : " (cluster " + a.cluster + " with these fits; use it with run --cluster)\n");
   return 0;
 }
 
@@ -118,8 +123,9 @@ int on_machine(const CalibrateArgs& a) {
 }
 #else
 int on_machine(const CalibrateArgs&) {
-  throw InputError("calibrate", "measuring this machine needs MPI, and this spsim was built without it "
-                                "(SPSIM_WITH_MPI); --nccl-tests FILE... works without MPI");
+  throw InputError("calibrate",
+                   "measuring this machine needs MPI, and this spsim was built without it "
+                   "(SPSIM_WITH_MPI); --nccl-tests FILE... works without MPI");
 }
 #endif
 
@@ -133,16 +139,18 @@ Action add_calibrate(CLI::App& app) {
       "  spsim calibrate --nccl-tests FILE... [--cluster PRESET] --out FILE.json   per-collective α-β");
   auto a = std::make_shared<CalibrateArgs>();
   sub->add_option("--out", a->out, "cluster JSON file to write")->required();
-  sub->add_option("--nccl-tests", a->nccl_tests, "nccl-tests output files (all_reduce_perf, ... sendrecv_perf)");
+  sub->add_option("--nccl-tests", a->nccl_tests,
+                  "nccl-tests output files (all_reduce_perf, ... sendrecv_perf)");
   sub->add_option("--cluster", a->cluster, "with --nccl-tests: the preset the fits override");
   sub->add_option("--backend", a->backend, "mpi (cpu + mpi, default) or nccl (cuda + nccl)");
   sub->add_option("--device", a->device, "cpu or cuda (overrides --backend)");
   sub->add_option("--comm", a->comm, "mpi or nccl (overrides --backend)");
   sub->add_option("--dtype", a->dtype, "float32 (default) or float64");
   sub->add_option("--reps", a->reps, "timed repetitions per point (default 5)");
-  sub->add_option("--window", a->window,
-                  "shortest timed window of back-to-back calls, seconds (default 0.02; longer windows average "
-                  "over a shared machine's scheduling)");
+  sub->add_option(
+      "--window", a->window,
+      "shortest timed window of back-to-back calls, seconds (default 0.02; longer windows average "
+      "over a shared machine's scheduling)");
   sub->add_flag("--quick", a->quick, "fewer and smaller points (a smoke test, not a calibration)");
   sub->add_flag("--json", a->json, "machine-readable output (schema_version 1)");
   return [a]() -> int { return a->nccl_tests.empty() ? on_machine(*a) : from_nccl_tests(*a); };

@@ -1,11 +1,12 @@
 // `mpirun -np P spsim run CONFIG --backend mpi|nccl`: the strategy run for real on P processes, timed,
 // optionally verified against the reference, and compared with the simulator's prediction.
+#include "analysis/run.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <iostream>
 
-#include "analysis/run.hpp"
 #include "analysis/run_backend.hpp"
 #include "cli/commands.hpp"
 #include "runtime/error.hpp"
@@ -60,7 +61,8 @@ int run_command(const RunArgs& a) {
   rt::MpiEnvironment mpi;
   auto world = mpi.world();
   Prepared p;
-  if (const int code = analysis::agree_on_failure(*world, [&] { p = prepare(a, world->size()); }); code != 0) return code;
+  if (const int code = analysis::agree_on_failure(*world, [&] { p = prepare(a, world->size()); }); code != 0)
+    return code;
   std::unique_ptr<rt::Watchdog> watchdog;
   if (a.timeout > 0) watchdog = rt::start_watchdog(a.timeout);
   try {
@@ -68,8 +70,10 @@ int run_command(const RunArgs& a) {
     const auto m = analysis::run_strategy(p.config, *p.device, comm.get(), p.options);
     if (world->rank() == 0) {
       const auto prediction = analysis::predict_run(p.config);
-      if (a.json) std::cout << analysis::run_to_json(m, prediction).dump(2) << "\n";
-      else std::cout << analysis::render_run(m, prediction);
+      if (a.json)
+        std::cout << analysis::run_to_json(m, prediction).dump(2) << "\n";
+      else
+        std::cout << analysis::render_run(m, prediction);
       std::cout.flush();
     }
     const bool failed = analysis::any_rank(*world, m.verify && !m.verify->pass());
@@ -83,7 +87,8 @@ int run_command(const RunArgs& a) {
 #else
 
 int run_command(const RunArgs&) {
-  throw InputError("run", "this spsim was built without MPI (SPSIM_WITH_MPI); install libopenmpi-dev and rebuild");
+  throw InputError("run",
+                   "this spsim was built without MPI (SPSIM_WITH_MPI); install libopenmpi-dev and rebuild");
 }
 
 #endif
@@ -93,21 +98,24 @@ int run_command(const RunArgs&) {
 Action add_run(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "run",
-      "Run the strategy for real on the processes of an MPI job (mpirun -np P spsim run CONFIG --backend mpi):\n"
+      "Run the strategy for real on the processes of an MPI job (mpirun -np P spsim run CONFIG --backend "
+      "mpi):\n"
       "time forward, backward and each communication kind, optionally verify against the reference as\n"
       "`check` does, and print measured vs predicted. Exit 0 ok, 1 verification failed, 2 bad input.");
   auto a = std::make_shared<RunArgs>();
   sub->add_option("CONFIG", a->config, "experiment config (JSON)")->required();
   sub->add_option("--backend", a->backend, "mpi (cpu + mpi, default) or nccl (cuda + nccl)");
   sub->add_option("--device", a->device, "cpu or cuda (overrides --backend)");
-  sub->add_option("--comm", a->comm, "mpi or nccl (overrides --backend; cuda + mpi stages through host memory)");
+  sub->add_option("--comm", a->comm,
+                  "mpi or nccl (overrides --backend; cuda + mpi stages through host memory)");
   sub->add_option("--iters", a->iters, "timed iterations (default 5)");
   sub->add_option("--warmup", a->warmup, "untimed iterations first (default 1)");
   sub->add_flag("--verify", a->verify, "gather outputs and gradients and compare them with the reference");
   sub->add_flag("--json", a->json, "machine-readable output (schema_version 1)");
   sub->add_option("--timeout", a->timeout, "abort every rank after this many seconds (default: no limit)");
-  sub->add_option("--cluster", a->cluster,
-                  "cluster to predict on: a JSON file (e.g. from spsim calibrate) or a preset (default: the config's)");
+  sub->add_option(
+      "--cluster", a->cluster,
+      "cluster to predict on: a JSON file (e.g. from spsim calibrate) or a preset (default: the config's)");
   return [a]() -> int { return run_command(*a); };
 }
 

@@ -46,7 +46,8 @@ class Collectives {
   // pairwise/direct), as NCCL's tuner does; explicit names are validated and kept.
   [[nodiscard]] CollectiveChoice choose(const CollectiveCall& call) const;
 
-  // A point-to-point message (replay's send/recv pairs) with `protocol`'s per-step costs.
+  // A point-to-point message (replay's send/recv pairs) with `protocol`'s per-step costs, or the
+  // cluster's measured sendrecv fit when it has one (sim/collectives/fitted.hpp).
   void send(DeviceId src, DeviceId dst, double bytes, Protocol protocol, std::function<void()> done);
 
   [[nodiscard]] const AlgorithmRegistry& registry() const { return registry_; }

@@ -17,9 +17,12 @@ using detail::join_path;
 double bus_bandwidth_factor(CollectiveKind kind, int ranks) {
   const double p = ranks;
   switch (kind) {
-    case CollectiveKind::all_reduce: return 2.0 * (p - 1) / p;
-    case CollectiveKind::sendrecv: return 1.0;
-    default: return (p - 1) / p;
+    case CollectiveKind::all_reduce:
+      return 2.0 * (p - 1) / p;
+    case CollectiveKind::sendrecv:
+      return 1.0;
+    default:
+      return (p - 1) / p;
   }
 }
 
@@ -27,8 +30,8 @@ Time fitted_time(const CollectiveFit& fit, CollectiveKind kind, double bytes) {
   return fit.latency + Time::from_seconds(bytes * bus_bandwidth_factor(kind, fit.ranks) / fit.busbw_Bps);
 }
 
-const CollectiveFit* applicable_fit(const CollectiveFits& fits, CollectiveKind kind, const std::string& algorithm,
-                                    int group_size) {
+const CollectiveFit* applicable_fit(const CollectiveFits& fits, CollectiveKind kind,
+                                    const std::string& algorithm, int group_size) {
   const auto& fit = fits[static_cast<std::size_t>(kind)];
   if (algorithm != "auto" || !fit || fit->ranks != group_size) return nullptr;
   return &*fit;

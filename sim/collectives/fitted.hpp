@@ -11,6 +11,8 @@
 //
 // When it applies: calls with algorithm "auto" on a group of exactly the measured size. Explicit
 // algorithms and other group sizes use the algorithm model (a fit says nothing about them).
+// A sendrecv fit also times every point-to-point message (Collectives::send: the replay's ring passes),
+// whatever the pair: sendrecv_perf measures exactly that, each rank sending to a neighbour at once.
 // A fitted call is a measured black box: it moves no bytes through the simulated network, so it
 // neither slows nor is slowed by concurrent traffic. Its bytes_sent per rank are those of the
 // bandwidth-optimal algorithm, n · f_K(P).

@@ -27,6 +27,36 @@ TEST_CASE("fit_line recovers alpha and beta from t = alpha + beta x exactly") {
   }
 }
 
+TEST_CASE("absolute weighting lets the largest points decide") {
+  // Three points, the two small ones on t = x / 100 and the large one at half that rate: with absolute
+  // weights the large one dominates. Normal equations (S = 3, Sx = 1e3 + 2e3 + 1e6, Sxx, St, Sxt)
+  // solved here independently of the code under test.
+  const std::vector<double> x{1e3, 2e3, 1e6}, t{10, 20, 20000};
+  const double S = 3, Sx = 1e3 + 2e3 + 1e6, Sxx = 1e6 + 4e6 + 1e12, St = 10 + 20 + 20000,
+               Sxt = 1e4 + 4e4 + 2e10;
+  const double beta = (S * Sxt - Sx * St) / (S * Sxx - Sx * Sx), alpha = (St - beta * Sx) / S;
+  REQUIRE(alpha < 0);  // the unconstrained optimum; the fit pins α at 0 and refits β = Sxt / Sxx
+  const auto f = fit_line(x, t, "test", spsim::analysis::Weighting::absolute);
+  CHECK(f.alpha == 0);
+  CHECK(f.beta == doctest::Approx(Sxt / Sxx));
+  CHECK(f.beta == doctest::Approx(0.02).epsilon(1e-4));  // the large point's rate
+  CHECK(fit_line(x, t, "test").beta < 0.015);            // relative weighting: the small points pull it down
+}
+
+TEST_CASE("fit_rate: t = x / R through the origin, the large operations deciding R") {
+  // Exact data t = x / 50e9 (a 50 GFLOP/s GEMM): β = 1 / 50e9 whatever the sizes.
+  const std::vector<double> x{1e6, 1e8, 2e9}, exact{1e6 / 50e9, 1e8 / 50e9, 2e9 / 50e9};
+  CHECK(spsim::analysis::fit_rate(x, exact, "t").beta == doctest::Approx(1 / 50e9));
+  CHECK(spsim::analysis::fit_rate(x, exact, "t").alpha == 0);
+  // The largest operation at half the rate: β = Σ x t / Σ x² (computed here), close to the large one's.
+  const std::vector<double> t{1e6 / 50e9, 1e8 / 50e9, 2e9 / 25e9};
+  double sxt = 0, sxx = 0;
+  for (std::size_t i = 0; i < 3; ++i) sxt += x[i] * t[i], sxx += x[i] * x[i];
+  const auto f = spsim::analysis::fit_rate(x, t, "t");
+  CHECK(f.beta == doctest::Approx(sxt / sxx));
+  CHECK(1 / f.beta == doctest::Approx(25e9).epsilon(0.01));
+}
+
 TEST_CASE("fit_line weighs every point by its relative error") {
   // Two points, two unknowns: the line passes through both whatever the weights, t = 1 + 2x.
   const std::vector<double> x{1, 3}, t{3, 7};
@@ -36,8 +66,8 @@ TEST_CASE("fit_line weighs every point by its relative error") {
   // Three points off a line by +10% / -10% / +10% relative: the relative residual is what is reported.
   // With equal relative errors e on the residual rows the RMS is |e| when the fit is pinned: check the
   // residual is between 0 and 0.1 (the line can only reduce it) and the fit stays near the truth.
-  const std::vector<double> x3{1e3, 1e6, 1e9}, t3{1.1 * (1e-6 + 1e3 * 1e-9), 0.9 * (1e-6 + 1e6 * 1e-9),
-                                                   1.1 * (1e-6 + 1e9 * 1e-9)};
+  const std::vector<double> x3{1e3, 1e6, 1e9},
+      t3{1.1 * (1e-6 + 1e3 * 1e-9), 0.9 * (1e-6 + 1e6 * 1e-9), 1.1 * (1e-6 + 1e9 * 1e-9)};
   const auto g = fit_line(x3, t3, "test");
   CHECK(g.residual > 0);
   CHECK(g.residual <= 0.1 + 1e-12);

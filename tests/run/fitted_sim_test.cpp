@@ -22,7 +22,8 @@ std::string error_where(const json& section) {
   return "";
 }
 
-CollectiveCall call_on(const Cluster& c, CollectiveKind kind, int ranks, double bytes, std::string algo = "auto") {
+CollectiveCall call_on(const Cluster& c, CollectiveKind kind, int ranks, double bytes,
+                       std::string algo = "auto") {
   std::vector<DeviceId> r(c.gpus().begin(), c.gpus().begin() + ranks);
   return CollectiveCall{kind, r, bytes, std::move(algo), "auto", 1};
 }
@@ -37,12 +38,14 @@ TEST_CASE("a collective fit replaces the model for auto calls on the measured gr
   const Cluster cluster(parse_cluster(section, "cluster"));
   const double n = 1 << 30;
   // T = α + n · f(P) / B with f = 2(P-1)/P = 1.75 for all-reduce, (P-1)/P = 0.875 for all-to-all, P = 8.
-  const auto ar = simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CollectiveKind::all_reduce, 8, n));
+  const auto ar =
+      simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CollectiveKind::all_reduce, 8, n));
   CHECK(ar.algorithm == "fitted");
   CHECK(ar.duration() == Time::from_us(30.0) + Time::from_seconds(n * 1.75 / 200e9));
   for (double sent : ar.bytes_sent) CHECK(sent == doctest::Approx(n * 1.75));
   for (Time t : ar.rank_finish) CHECK(t == ar.finish);
-  const auto a2a = simulate_collective(cluster, NetworkMode::analytical, call_on(cluster, CollectiveKind::all_to_all, 8, n));
+  const auto a2a = simulate_collective(cluster, NetworkMode::analytical,
+                                       call_on(cluster, CollectiveKind::all_to_all, 8, n));
   CHECK(a2a.duration() == Time::from_us(12.5) + Time::from_seconds(n * 0.875 / 50e9));
   // choose() predicts what start() runs.
   Engine engine;
@@ -52,12 +55,29 @@ TEST_CASE("a collective fit replaces the model for auto calls on the measured gr
   CHECK(choice.algorithm == "fitted");
   CHECK(choice.predicted == ar.duration());
   // Not for 4 ranks (measured on 8), an explicit algorithm, or a kind without a fit.
-  CHECK(simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CollectiveKind::all_reduce, 4, n)).algorithm !=
-        "fitted");
-  CHECK(simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CollectiveKind::all_reduce, 8, n, "ring"))
+  CHECK(simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CollectiveKind::all_reduce, 4, n))
+            .algorithm != "fitted");
+  CHECK(simulate_collective(cluster, NetworkMode::flow,
+                            call_on(cluster, CollectiveKind::all_reduce, 8, n, "ring"))
             .algorithm == "ring");
-  CHECK(simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CollectiveKind::all_gather, 8, n)).algorithm !=
-        "fitted");
+  CHECK(simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CollectiveKind::all_gather, 8, n))
+            .algorithm != "fitted");
+}
+
+TEST_CASE("a sendrecv fit times point-to-point messages") {
+  const json section = {
+      {"preset", "dgx-a100"},
+      {"collective_fits", {{"sendrecv", {{"latency_us", 8.0}, {"busbw_GBps", 20.0}, {"ranks", 8}}}}}};
+  const Cluster cluster(parse_cluster(section, "cluster"));
+  Engine engine;
+  auto network = make_network(NetworkMode::flow, engine, cluster);
+  Collectives coll(*network);
+  Time arrived{};
+  const double n = 64e6;
+  coll.send(cluster.gpus()[0], cluster.gpus()[5], n, Protocol::simple, [&] { arrived = engine.now(); });
+  engine.run();
+  // α + n · 1 / B (f = 1 for sendrecv).
+  CHECK(arrived == Time::from_us(8.0) + Time::from_seconds(n / 20e9));
 }
 
 TEST_CASE("collective_fits and inline GPUs are validated with their JSON path") {
@@ -70,7 +90,8 @@ TEST_CASE("collective_fits and inline GPUs are validated with their JSON path") 
         "cluster.collective_fits.all_gather.busbw_GBps");
   json extra = fit;
   extra["alpha"] = 1;
-  CHECK(error_where({{"preset", "dgx-a100"}, {"collective_fits", {{"all_gather", extra}}}}).find("cluster.collective_fits.all_gather") == 0);
+  CHECK(error_where({{"preset", "dgx-a100"}, {"collective_fits", {{"all_gather", extra}}}})
+            .find("cluster.collective_fits.all_gather") == 0);
   CHECK(error_where({{"preset", "dgx-a100"}, {"gpu", {{"description", "x"}}}}) == "cluster.gpu.peak_tflops");
 }
 
@@ -108,7 +129,8 @@ TEST_CASE("the cluster JSON calibrate writes is read back by the simulator as me
   // The NCCL protocol latencies are zeroed: an uncalibrated kind (all_gather) on the ring costs only
   // the links, (P-1)(2·latency + n/P / bw), DESIGN.md §6.
   const double n = 3e6;
-  const auto ag = simulate_collective(cluster, NetworkMode::analytical,
-                                      CollectiveCall{CollectiveKind::all_gather, cluster.gpus(), n, "ring", "simple", 1});
+  const auto ag =
+      simulate_collective(cluster, NetworkMode::analytical,
+                          CollectiveCall{CollectiveKind::all_gather, cluster.gpus(), n, "ring", "simple", 1});
   CHECK(ag.duration().seconds() == doctest::Approx(2 * (1e-6 + n / 3 / 4e9)).epsilon(1e-6));
 }

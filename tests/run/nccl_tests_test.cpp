@@ -1,12 +1,13 @@
 // nccl-tests parsing and per-collective fits, on tables written here in nccl-tests' text format with
 // times from the closed form  time = α + size · f_K(P) / busbw  (so the fit must give α and busbw back).
+#include "analysis/nccl_tests.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <string>
 
-#include "analysis/nccl_tests.hpp"
 #include "runtime/error.hpp"
 
 using namespace spsim::analysis;
@@ -25,7 +26,8 @@ std::string rank_lines(int ranks, const std::string& prefix = "") {
   std::string out;
   char buf[160];
   for (int i = 0; i < ranks; ++i) {
-    std::snprintf(buf, sizeof buf, "%s#  Rank %2d Group  0 Pid  %5d on     node01 device %2d [0x%02x] NVIDIA H100 80GB HBM3\n",
+    std::snprintf(buf, sizeof buf,
+                  "%s#  Rank %2d Group  0 Pid  %5d on     node01 device %2d [0x%02x] NVIDIA H100 80GB HBM3\n",
                   prefix.c_str(), i, 4242 + i, i % 8, 0x1b + i);
     out += buf;
   }
@@ -49,11 +51,11 @@ std::string rows(const Truth& t, const char* redop, bool with_root, const std::s
     if (redop) head += std::string("  ") + std::string(6 - std::string(redop).size(), ' ') + redop;
     if (with_root) head += "      -1";
     if (error_column)
-      std::snprintf(buf, sizeof buf, "  %7.2f  %6.2f  %6.2f  %5.0e  %7.2f  %6.2f  %6.2f  %5.0e\n", time, algbw, busbw,
-                    0.0, time_in, algbw_in, busbw_in, 0.0);
+      std::snprintf(buf, sizeof buf, "  %7.2f  %6.2f  %6.2f  %5.0e  %7.2f  %6.2f  %6.2f  %5.0e\n", time,
+                    algbw, busbw, 0.0, time_in, algbw_in, busbw_in, 0.0);
     else
-      std::snprintf(buf, sizeof buf, "  %7.2f  %6.2f  %6.2f  %6d  %7.2f  %6.2f  %6.2f  %6d\n", time, algbw, busbw, 0,
-                    time_in, algbw_in, busbw_in, 0);
+      std::snprintf(buf, sizeof buf, "  %7.2f  %6.2f  %6.2f  %6d  %7.2f  %6.2f  %6.2f  %6d\n", time, algbw,
+                    busbw, 0, time_in, algbw_in, busbw_in, 0);
     out += head + buf;
   }
   return out;
@@ -61,16 +63,20 @@ std::string rows(const Truth& t, const char* redop, bool with_root, const std::s
 
 const std::string kHeader =
     "#\n"
-    "#                                                              out-of-place                       in-place          \n"
-    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
-    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n";
+    "#                                                              out-of-place                       "
+    "in-place          \n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+    "busbw #wrong\n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
+    "(GB/s)       \n";
 
 const std::string kFooter = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 57.1234 \n#\n";
 
 std::string preamble(const std::string& test, int gpus) {
-  return "# nccl-tests version 2.13.9 nccl-headers=22105 nccl-library=22105\n# Collective test starting: " + test +
-         "\n# nThread 1 nGpus " + std::to_string(gpus) +
-         " minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 "
+  return "# nccl-tests version 2.13.9 nccl-headers=22105 nccl-library=22105\n# Collective test starting: " +
+         test + "\n# nThread 1 nGpus " + std::to_string(gpus) +
+         " minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: "
+         "1 "
          "graph: 0\n#\n# Using devices\n";
 }
 
@@ -87,7 +93,8 @@ void check_fit(const NcclTestsTable& table, const Truth& t) {
 
 TEST_CASE("all_reduce_perf, current format with the test line and one Rank line per GPU") {
   const Truth t{25.0, 150.0, 2.0 * 7 / 8};
-  const std::string text = preamble("all_reduce_perf", 8) + rank_lines(8) + kHeader + rows(t, "sum", true) + kFooter;
+  const std::string text =
+      preamble("all_reduce_perf", 8) + rank_lines(8) + kHeader + rows(t, "sum", true) + kFooter;
   const auto table = parse_nccl_tests(text, "ar.txt");
   CHECK(table.test == "all_reduce_perf");
   CHECK(table.kind == CollectiveKind::all_reduce);
@@ -133,7 +140,8 @@ TEST_CASE("reduce_scatter_perf in the older layout: no root column, an error col
   const Truth t{18.0, 120.0, 7.0 / 8};
   const std::string header =
       "#                                                     out-of-place                       in-place\n"
-      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  "
+      "error\n"
       "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
   const std::string text = rank_lines(8) + header + rows(t, "sum", false, "", true);
   const auto table = parse_nccl_tests(text, "logs/reduce_scatter_perf_8gpu.txt");
@@ -144,7 +152,8 @@ TEST_CASE("reduce_scatter_perf in the older layout: no root column, an error col
 
 TEST_CASE("sendrecv_perf: busbw = algbw, ranks from the Rank lines") {
   const Truth t{9.0, 22.0, 1.0};
-  const std::string text = preamble("sendrecv_perf", 2) + rank_lines(2) + kHeader + rows(t, "sum", true) + kFooter;
+  const std::string text =
+      preamble("sendrecv_perf", 2) + rank_lines(2) + kHeader + rows(t, "sum", true) + kFooter;
   const auto table = parse_nccl_tests(text, "sr.txt");
   CHECK(table.kind == CollectiveKind::sendrecv);
   CHECK(table.ranks == 2);
@@ -153,9 +162,8 @@ TEST_CASE("sendrecv_perf: busbw = algbw, ranks from the Rank lines") {
 
 TEST_CASE("collective_fits_json: the cluster's override section, one entry per kind") {
   const Truth t{25.0, 150.0, 2.0 * 7 / 8};
-  const auto ar = fit_nccl_tests(parse_nccl_tests(preamble("all_reduce_perf", 8) + rank_lines(8) + kHeader +
-                                                      rows(t, "sum", true),
-                                                  "ar.txt"));
+  const auto ar = fit_nccl_tests(parse_nccl_tests(
+      preamble("all_reduce_perf", 8) + rank_lines(8) + kHeader + rows(t, "sum", true), "ar.txt"));
   const auto j = collective_fits_json({ar});
   REQUIRE(j.contains("all_reduce"));
   CHECK(j["all_reduce"]["latency_us"].get<double>() == doctest::Approx(25.0).epsilon(1e-3));
@@ -177,17 +185,21 @@ TEST_CASE("bad nccl-tests files name the file, the line and the choices") {
   const Truth t{25.0, 150.0, 1.75};
   CHECK(message("just some log\n", "x.txt").find("no nccl-tests table") != std::string::npos);
   CHECK(message(kHeader, "all_reduce_perf.txt").find("no rows") != std::string::npos);
-  const std::string bcast = message(preamble("broadcast_perf", 8) + rank_lines(8) + kHeader + rows(t, "sum", true), "b.txt");
+  const std::string bcast =
+      message(preamble("broadcast_perf", 8) + rank_lines(8) + kHeader + rows(t, "sum", true), "b.txt");
   CHECK(bcast.find("unsupported nccl-tests test 'broadcast_perf'") != std::string::npos);
   CHECK(bcast.find("alltoall_perf") != std::string::npos);
-  CHECK(message(rank_lines(8) + kHeader + rows(t, "sum", true), "measurements.txt").find("cannot tell which collective") !=
-        std::string::npos);
+  CHECK(message(rank_lines(8) + kHeader + rows(t, "sum", true), "measurements.txt")
+            .find("cannot tell which collective") != std::string::npos);
   // A truncated row: line 5 of the text is the first row (4 header lines before it).
-  const std::string broken = kHeader + "           8             2     float     sum      -1    36.54    0.00\n";
+  const std::string broken =
+      kHeader + "           8             2     float     sum      -1    36.54    0.00\n";
   CHECK(message(broken, "all_reduce_perf.txt").find("line 5: expected 13 columns") != std::string::npos);
-  const std::string nan_row =
-      kHeader + "           8             2     float     sum      -1    fast    0.00    0.00      0    35.40    0.00    0.00      0\n";
-  CHECK(message(nan_row, "all_reduce_perf.txt").find("'fast' in column 'time' is not a number") != std::string::npos);
+  const std::string nan_row = kHeader +
+                              "           8             2     float     sum      -1    fast    0.00    0.00  "
+                              "    0    35.40    0.00    0.00      0\n";
+  CHECK(message(nan_row, "all_reduce_perf.txt").find("'fast' in column 'time' is not a number") !=
+        std::string::npos);
   // sendrecv's busbw equals its algbw, so without Rank lines P cannot be recovered.
   CHECK(message(kHeader + rows(Truth{9, 22, 1}, "sum", true), "sendrecv_perf.txt").find("number of ranks") !=
         std::string::npos);

@@ -1,10 +1,11 @@
 // The run's pieces that need no MPI: statistics, per-phase rows, backend selection, the timing and
 // host-staging communicator decorators (on the threads backend), and the run config.
+#include "analysis/run.hpp"
+
 #include <doctest/doctest.h>
 
 #include <mutex>
 
-#include "analysis/run.hpp"
 #include "analysis/run_backend.hpp"
 #include "analysis/run_comm.hpp"
 #include "runtime/cpu/cpu_device.hpp"

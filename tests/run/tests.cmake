@@ -62,12 +62,18 @@ if(spsim_have_mpi)
                  ARGS ${spsim_run_mpirun} 2 $<TARGET_FILE:spsim> run ${spsim_run_checks}/rsa-ring.json
                       --iters 3 --warmup 1)
 
+  # --timeout bounds the whole run: a run of many seconds stopped after 2 s on every rank (exit 124, as
+  # timeout(1)), with the watchdog's message.
+  spsim_run_test(run_timeout STATUS 124 SECONDS 30 PATTERN "spsim: rank [01]: timeout after 2 s"
+                 ARGS ${spsim_run_mpirun} 2 $<TARGET_FILE:spsim> run
+                      ${CMAKE_CURRENT_SOURCE_DIR}/configs/runs/rsa-cpu-reduce-scatter-8192.json --iters 100 --timeout 2)
+
   # A short calibration, and a run predicted on the cluster it wrote.
   spsim_run_test(run_calibrate_quick STATUS 0 SECONDS 90 PATTERN "wrote .*cpu-np2\\.json"
                  FIXTURES_SETUP spsim_cpu_cluster
-                 ARGS ${spsim_run_mpirun} 2 $<TARGET_FILE:spsim> calibrate --backend mpi --quick --reps 2
+                 ARGS ${spsim_run_mpirun} 2 $<TARGET_FILE:spsim> calibrate --backend mpi --quick --reps 2 --window 0
                       --out ${spsim_run_tmp}/cpu-np2.json)
-  spsim_run_test(run_np2_predicted STATUS 0 SECONDS 90 PATTERN "measured \\(median\\) vs predicted|prediction: none"
+  spsim_run_test(run_np2_predicted STATUS 0 SECONDS 90 PATTERN "measured \\(median\\) vs predicted on custom \\(cpu-"
                  FIXTURES_REQUIRED spsim_cpu_cluster
                  ARGS ${spsim_run_mpirun} 2 $<TARGET_FILE:spsim> run ${spsim_run_checks}/rsa-reduce-scatter.json
                       --iters 2 --warmup 1 --cluster ${spsim_run_tmp}/cpu-np2.json --timeout 80)
