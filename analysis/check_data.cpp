@@ -42,34 +42,35 @@ AttentionInputs attention_inputs(const models::AttnProblem& p, std::uint64_t see
 
 AttentionReference reference_attention(const models::AttnProblem& p, const AttentionInputs& in) {
   const HostVec &q = in.q, &k = in.k, &v = in.v, &r = in.r;
-  // Each group is a kv head with the g = H/Hkv query heads that share it, contiguous in memory.
+  // A group is a kv head with the g = H/Hkv query heads that share it; groups are contiguous in memory,
+  // so a run of consecutive groups is itself a problem of batch = run length, g heads, 1 kv head. Each
+  // worker takes one run in one call, so the reference reuses its S×S buffers across the run's heads
+  // (fresh large buffers cost page faults that otherwise dominate a long check).
   const std::int64_t g = p.heads / p.kv_heads, groups = p.batch * p.kv_heads;
   const std::int64_t kv_block = p.seq_len * p.head_dim, q_block = g * kv_block;
-  models::AttnProblem sub = p;
-  sub.batch = 1;
-  sub.heads = g;
-  sub.kv_heads = 1;
   AttentionReference out{HostVec(q.size()), HostVec(q.size()), HostVec(k.size()), HostVec(v.size())};
-  auto work = [&](std::int64_t first, std::int64_t stride) {
-    for (std::int64_t i = first; i < groups; i += stride) {
-      const auto qs = static_cast<std::size_t>(i * q_block), ks = static_cast<std::size_t>(i * kv_block);
-      const std::span<const double> qi(q.data() + qs, static_cast<std::size_t>(q_block)),
-          ki(k.data() + ks, static_cast<std::size_t>(kv_block)),
-          vi(v.data() + ks, static_cast<std::size_t>(kv_block)),
-          ri(r.data() + qs, static_cast<std::size_t>(q_block));
-      const auto fwd = models::attention_forward(sub, qi, ki, vi);
-      const auto bwd = models::attention_backward(sub, qi, ki, vi, ri);
-      std::copy(fwd.o.begin(), fwd.o.end(), out.o.begin() + static_cast<std::ptrdiff_t>(qs));
-      std::copy(bwd.dq.begin(), bwd.dq.end(), out.dq.begin() + static_cast<std::ptrdiff_t>(qs));
-      std::copy(bwd.dk.begin(), bwd.dk.end(), out.dk.begin() + static_cast<std::ptrdiff_t>(ks));
-      std::copy(bwd.dv.begin(), bwd.dv.end(), out.dv.begin() + static_cast<std::ptrdiff_t>(ks));
-    }
+  auto work = [&](std::int64_t first, std::int64_t last) {
+    if (first >= last) return;
+    models::AttnProblem sub = p;
+    sub.batch = last - first;
+    sub.heads = g;
+    sub.kv_heads = 1;
+    const auto qs = static_cast<std::size_t>(first * q_block), ks = static_cast<std::size_t>(first * kv_block);
+    const auto qn = static_cast<std::size_t>(sub.batch * q_block), kn = static_cast<std::size_t>(sub.batch * kv_block);
+    const std::span<const double> qi(q.data() + qs, qn), ki(k.data() + ks, kn), vi(v.data() + ks, kn),
+        ri(r.data() + qs, qn);
+    const auto fwd = models::attention_forward(sub, qi, ki, vi);
+    const auto bwd = models::attention_backward(sub, qi, ki, vi, ri);
+    std::copy(fwd.o.begin(), fwd.o.end(), out.o.begin() + static_cast<std::ptrdiff_t>(qs));
+    std::copy(bwd.dq.begin(), bwd.dq.end(), out.dq.begin() + static_cast<std::ptrdiff_t>(qs));
+    std::copy(bwd.dk.begin(), bwd.dk.end(), out.dk.begin() + static_cast<std::ptrdiff_t>(ks));
+    std::copy(bwd.dv.begin(), bwd.dv.end(), out.dv.begin() + static_cast<std::ptrdiff_t>(ks));
   };
-  const auto workers = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::int64_t workers =
+      std::min<std::int64_t>(groups, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
-  for (std::int64_t w = 1; w < std::min(workers, groups); ++w)
-    pool.emplace_back(work, w, std::min(workers, groups));
-  work(0, std::max<std::int64_t>(1, std::min(workers, groups)));
+  for (std::int64_t w = 1; w < workers; ++w) pool.emplace_back(work, w * groups / workers, (w + 1) * groups / workers);
+  work(0, groups / workers);
   for (auto& t : pool) t.join();
   return out;
 }
