@@ -98,6 +98,14 @@ std::vector<double> flat(const Mat& m) {
   return {m.data(), m.data() + m.size()};
 }
 
+// Column sums evaluated into an Eigen-owned (aligned) row vector. Evaluated straight into a Map of a
+// std::vector, Eigen's vectorised traversal depends on that buffer's address, and so do the last bits
+// of the sums: the reference would not be bit-reproducible across runs.
+Eigen::RowVectorXd colwise_sum(const Mat& m) {
+  Eigen::RowVectorXd out = m.colwise().sum();
+  return out;
+}
+
 // y = x wᵀ + b (nn.Linear).
 Mat linear(const Mat& x, const NamedTensor& w, const NamedTensor& b) {
   Mat y = x * mat(w).transpose();
@@ -108,7 +116,7 @@ Mat linear(const Mat& x, const NamedTensor& w, const NamedTensor& b) {
 // Accumulates dw += dyᵀ x and db += Σ_rows dy; returns dx = dy w.
 Mat linear_backward(const Mat& x, const NamedTensor& w, const Mat& dy, NamedTensor& dw, NamedTensor& db) {
   mat(dw).noalias() += dy.transpose() * x;
-  row(db) += dy.colwise().sum();
+  row(db) += colwise_sum(dy);
   return dy * mat(w);
 }
 
@@ -133,8 +141,8 @@ LayerNormResult layer_norm(const Mat& z, const NamedTensor& gamma, const NamedTe
 // Accumulates dgamma, dbeta; returns dz (formula in reference.hpp).
 Mat layer_norm_backward(const LayerNormResult& ln, const NamedTensor& gamma, const Mat& dy,
                         NamedTensor& dgamma, NamedTensor& dbeta) {
-  row(dgamma) += (dy.array() * ln.x_hat.array()).colwise().sum().matrix();
-  row(dbeta) += dy.colwise().sum();
+  row(dgamma) += colwise_sum((dy.array() * ln.x_hat.array()).matrix());
+  row(dbeta) += colwise_sum(dy);
   const Mat dx_hat = (dy.array().rowwise() * row(gamma).array()).matrix();
   const Vec mean_dx_hat = dx_hat.rowwise().mean();
   const Vec mean_dx_hat_x_hat = (dx_hat.array() * ln.x_hat.array()).rowwise().mean();
