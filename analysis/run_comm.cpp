@@ -49,26 +49,6 @@ class ThenWork final : public rt::Work::Impl {
 
 }  // namespace
 
-std::string_view comm_kind_name(CommKind k) {
-  switch (k) {
-    case CommKind::all_reduce:
-      return "all_reduce";
-    case CommKind::reduce_scatter:
-      return "reduce_scatter";
-    case CommKind::all_gather:
-      return "all_gather";
-    case CommKind::all_to_all:
-      return "all_to_all";
-    case CommKind::send:
-      return "send";
-    case CommKind::recv:
-      return "recv";
-    case CommKind::sendrecv:
-      return "sendrecv";
-  }
-  return "?";
-}
-
 // ---- TimedComm ---------------------------------------------------------------------------------
 
 TimedComm::TimedComm(rt::Comm& inner) : inner_(inner), stats_(std::make_shared<CommStats>()) {}

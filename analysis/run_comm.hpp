@@ -10,21 +10,16 @@
 
 #include "runtime/comm.hpp"
 #include "runtime/device.hpp"
+#include "runtime/trace/trace.hpp"
 
 namespace spsim::analysis {
 
-// The communication kinds a strategy can post, in report order.
-enum class CommKind : std::uint8_t {
-  all_reduce,
-  reduce_scatter,
-  all_gather,
-  all_to_all,
-  send,
-  recv,
-  sendrecv
-};
-inline constexpr int kCommKinds = 7;
-[[nodiscard]] std::string_view comm_kind_name(CommKind k);
+// The communication kinds a strategy can post, in report order: the trace's kinds (one vocabulary for
+// measured and simulated runs) up to, not including, barrier, which is not timed per kind.
+using rt::trace::CommKind;
+using rt::trace::comm_kind_name;
+inline constexpr int kCommKinds = static_cast<int>(CommKind::barrier);
+static_assert(kCommKinds == 7 && static_cast<int>(CommKind::sendrecv) == kCommKinds - 1);
 
 struct CommKindStats {
   int calls = 0;
