@@ -135,6 +135,8 @@ Config parse_fields(const Json& doc, const fs::path& source, const strategies::R
   c.strategy = parse_strategy(root, registry);
   const auto parallel = root.object_or_empty("parallel", schema::parallel_keys);
   c.parallel.dp = to_int(parallel.integer_or("dp", 1, 1), parallel.path("dp"));
+  if (parallel.has("bucket_mb"))
+    c.parallel.bucket_mb = expect_positive_number(parallel.at("bucket_mb"), parallel.path("bucket_mb"));
   c.collectives = parse_collectives(root);
   c.simulation = parse_simulation(root);
   c.check = parse_check(root);

@@ -24,7 +24,10 @@ struct StrategyConfig {
 };
 
 struct ParallelConfig {
-  int dp = 1;  // data-parallel replicas of the SP group (for later use by the simulator)
+  int dp = 1;  // data-parallel replicas of the SP group (world = strategy.degree × dp)
+  // DDP gradient bucket size in MiB (PyTorch's bucket_cap_mb; 25 by default): layer and model scopes
+  // all-reduce weight gradients in buckets of at least this size as backward finishes them.
+  double bucket_mb = 25;
 };
 
 struct CollectivesConfig {  // algorithm names per collective kind, "auto" = the simulator's tuner

@@ -32,7 +32,7 @@ inline const std::vector<std::string> scopes = {"attention", "layer", "model"};
 inline const std::vector<std::string> passes = {"fwd", "fwd+bwd"};
 
 inline const std::vector<std::string> strategy_keys = {"name", "degree", "options"};
-inline const std::vector<std::string> parallel_keys = {"dp"};
+inline const std::vector<std::string> parallel_keys = {"dp", "bucket_mb"};
 
 // Collective algorithm names: tree = NCCL's double binary tree, rhd = recursive halving-doubling,
 // direct = pairwise exchange, nvls = in-switch reduction (NVLink SHARP). The simulator's collective

@@ -284,13 +284,21 @@ class RsaModel {
 
 }  // namespace
 
+namespace {
+// The closed form is one SP group alone on its links: RSA's attention core, no DP replicas.
+bool has_closed_form(const Config& config) {
+  return config.strategy.name == "rsa" && config.workload.scope == models::Scope::attention &&
+         config.parallel.dp == 1;
+}
+}  // namespace
+
 std::optional<CostEstimate> closed_form(const Config& config, const HardwareModel& hw) {
-  if (config.strategy.name != "rsa" || config.workload.scope != models::Scope::attention) return std::nullopt;
+  if (!has_closed_form(config)) return std::nullopt;
   return RsaModel(config, hw).estimate(config.workload.passes == models::Passes::fwd_bwd);
 }
 
 std::optional<CostEstimate> closed_form(const Config& config) {
-  if (config.strategy.name != "rsa" || config.workload.scope != models::Scope::attention) return std::nullopt;
+  if (!has_closed_form(config)) return std::nullopt;
   const HardwareModel hw(config);
   return closed_form(config, hw);
 }

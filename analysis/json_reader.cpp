@@ -2,6 +2,7 @@
 #include "analysis/json_reader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -109,6 +110,13 @@ std::uint64_t expect_unsigned(const Json& value, const std::string& where) {
     throw InputError(where, "expected a non-negative integer, got " + describe_json(value));
   if (!value.is_number_unsigned()) throw InputError(where, "must be >= 0, got " + value.dump());
   return value.get<std::uint64_t>();
+}
+
+double expect_positive_number(const Json& value, const std::string& where) {
+  if (!value.is_number()) throw InputError(where, "expected a number > 0, got " + describe_json(value));
+  const double v = value.get<double>();
+  if (!(v > 0) || !std::isfinite(v)) throw InputError(where, "must be a finite number > 0, got " + value.dump());
+  return v;
 }
 
 std::string expect_string(const Json& value, const std::string& where) {

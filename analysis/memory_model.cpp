@@ -79,12 +79,6 @@ std::vector<Moment> rsa_moments(const Config& c, bool backward) {
   return m;
 }
 
-double layer_params(const models::ModelSpec& m) {
-  double n = 0;
-  for (const auto& p : strategies::layer_param_shapes(m)) n += static_cast<double>(rt::numel(p.shape));
-  return n;
-}
-
 // Tensors strategies/layer.cpp keeps from forward to backward for one layer (without the attention
 // core's own): x, h1, o2, r1, h2 [rows, hidden]; mean/rstd of both LNs [rows]; f1, g [rows, ffn].
 double layer_saved_bytes(const Config& c) {
@@ -107,6 +101,12 @@ MemoryEstimate from_moments(const std::vector<Moment>& moments, const RsaSizes& 
 }
 
 }  // namespace
+
+double layer_params(const models::ModelSpec& m) {
+  double n = 0;
+  for (const auto& p : strategies::layer_param_shapes(m)) n += static_cast<double>(rt::numel(p.shape));
+  return n;
+}
 
 double model_parameters(const models::ModelSpec& model) {
   return static_cast<double>(model.layers) * layer_params(model) +

@@ -31,6 +31,10 @@
 //   (2·rows·ffn), q, k, v (Q + 2K) and for RSA the probs S; rows = B·s/P.
 //   With workload.recompute only each layer's input x is kept, and one layer's activations are rebuilt
 //   during its backward (Chen et al. 2016).
+// The traced step (analysis/sim_trace.cpp) holds the same 16 bytes per parameter, except that each
+// layer's gradients are allocated during its backward (as PyTorch does after zero_grad(set_to_none)),
+// when later layers' activations are already freed: this model, which counts all gradients and all
+// activations at once, is an upper bound on the traced peak for scope "model".
 // Scope "layer" is one layer's kept activations plus the attention core's backward peak above them.
 #pragma once
 
@@ -61,6 +65,8 @@ struct MemoryEstimate {
 // nullopt when the strategy has no memory model yet. Throws nothing for a valid config.
 [[nodiscard]] std::optional<MemoryEstimate> memory_model(const Config& config);
 
+// Parameters of one layer (strategies/layer_param_shapes).
+[[nodiscard]] double layer_params(const models::ModelSpec& model);
 // Parameters of the whole model: layers × layer_param_shapes + vocab × hidden (embedding).
 [[nodiscard]] double model_parameters(const models::ModelSpec& model);
 

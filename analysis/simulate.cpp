@@ -140,6 +140,13 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
                                             " is larger than the " + std::to_string(gpus) +
                                             " GPUs of the cluster; use at most " + std::to_string(gpus) +
                                             " or add nodes (cluster.nodes)");
+  const int world = cfg.strategy.degree * cfg.parallel.dp;
+  if (world > gpus)
+    throw InputError("parallel.dp", "dp " + std::to_string(cfg.parallel.dp) + " replicas of a degree-" +
+                                        std::to_string(cfg.strategy.degree) + " SP group need " +
+                                        std::to_string(world) + " GPUs; the cluster has " +
+                                        std::to_string(gpus) + " (use dp <= " +
+                                        std::to_string(gpus / cfg.strategy.degree) + " or add nodes)");
   const sim::ComputeModel model(cluster.config().gpu, cfg.workload.dtype, "workload.dtype");
   const auto mode = network_mode(cfg);
   const auto traces = trace_config(cfg);

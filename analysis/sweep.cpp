@@ -11,7 +11,7 @@ namespace spsim::analysis {
 
 namespace {
 
-enum class Kind : std::uint8_t { integer, unsigned_integer, text, choice, boolean, option, strategy };
+enum class Kind : std::uint8_t { integer, unsigned_integer, positive_number, text, choice, boolean, option, strategy };
 
 // A settable path and what a value on it must be. Values are checked here, one by one, so that a point
 // of the expanded sweep can only fail on a combination of values (reported per point, not thrown).
@@ -56,6 +56,7 @@ std::vector<Settable> settable(const strategies::Registry& registry) {
   out.push_back({"strategy.degree", Kind::integer, 1, {}});
   for (const auto& name : option_names(registry)) out.push_back({options_prefix + name, Kind::option, 0, {}});
   out.push_back({"parallel.dp", Kind::integer, 1, {}});
+  out.push_back({"parallel.bucket_mb", Kind::positive_number, 0, {}});
   for (const auto& c : schema::collectives)
     out.push_back({std::string("collectives.") + c.key, Kind::choice, 0, c.choices});
   out.push_back({"simulation.network", Kind::choice, 0, schema::networks});
@@ -111,6 +112,9 @@ void check_value(const Settable& s, const Json& value, const std::string& where,
       return;
     case Kind::unsigned_integer:
       (void)expect_unsigned(value, where);
+      return;
+    case Kind::positive_number:
+      (void)expect_positive_number(value, where);
       return;
     case Kind::text:
       (void)expect_string(value, where);

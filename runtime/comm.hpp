@@ -50,6 +50,11 @@ class Comm {
 
   // In-place sum over the group.
   [[nodiscard]] virtual Work all_reduce(Tensor& inout) = 0;
+  // In-place sum over the group of several tensors as one operation, the way a gradient bucket is
+  // reduced (PyTorch DDP copies a bucket's gradients into one flat buffer; NCCL fuses grouped calls):
+  // one latency for the whole bucket. The default posts one all_reduce per tensor and waits for all of
+  // them; backends where the fusion changes the cost (trace) override it.
+  [[nodiscard]] virtual Work all_reduce_coalesced(std::vector<Tensor>& inout);
   // out = chunk rank() (along dim) of the sum over the group of `in`; out.shape = in.shape with
   // shape[dim] / P.
   [[nodiscard]] virtual Work reduce_scatter(const Tensor& in, Tensor& out, int dim = 0) = 0;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <utility>
 
 namespace spsim::strategies {
@@ -90,28 +91,37 @@ Tensor SpLayer::forward(const Tensor& x) {
   return y.reshape(x.shape());
 }
 
-LayerGrads SpLayer::backward(const Tensor& dy_in) {
+LayerGrads SpLayer::backward(const Tensor& dy_in, GradBuckets* buckets) {
   Saved& sv = *saved_;
   const std::int64_t rows = sv.x.dim(0), s = rows / batch_, hd = model_.head_dim;
   auto& P = params_;
   LayerGrads out;
   for (std::size_t i = 0; i < P.names.size(); ++i) out.weights.add(P.names[i], dev_.zeros(P.tensors[i].shape()));
   auto& W = out.weights;
+  // Gradients as they become final, in the order backward completes them.
+  auto final_grads = [&](std::initializer_list<const char*> names) {
+    if (!buckets) return;
+    for (const char* n : names) buckets->ready(W.at(n));
+  };
   const Tensor dy = dy_in.reshape({rows, model_.hidden});
   // MLP branch.
   Tensor dg = dev_.empty(sv.g.shape());
   dev_.linear_backward(sv.g, P.at("w2"), dy, dg, W.at("w2"), W.at("b2"));
+  final_grads({"w2", "b2"});
   Tensor df1 = dev_.empty(sv.f1.shape());
   dev_.gelu_backward(sv.f1, dg, df1);
   Tensor dh2 = dev_.empty(sv.h2.shape());
   dev_.linear_backward(sv.h2, P.at("w1"), df1, dh2, W.at("w1"), W.at("b1"));
+  final_grads({"w1", "b1"});
   Tensor dr1 = dev_.empty(dy.shape());
   dev_.copy(dy, dr1);  // residual path
   dev_.layer_norm_backward(sv.r1, P.at("ln2.gamma"), sv.mean2, sv.rstd2, dh2, dr1, W.at("ln2.gamma"),
                            W.at("ln2.beta"), /*accumulate_dx=*/true);
+  final_grads({"ln2.gamma", "ln2.beta"});
   // Attention branch.
   Tensor do2 = dev_.empty(sv.o2.shape());
   dev_.linear_backward(sv.o2, P.at("wo"), dr1, do2, W.at("wo"), W.at("bo"));
+  final_grads({"wo", "bo"});
   Tensor d_o = dev_.permute(do2.reshape({batch_, s, model_.heads, hd}), kSwapSeqHeads)
                    .reshape({batch_ * model_.heads, s, hd});
   AttnGrads g = attention_->backward(d_o);
@@ -120,16 +130,22 @@ LayerGrads SpLayer::backward(const Tensor& dy_in) {
   };
   Tensor dh1 = dev_.empty(sv.h1.shape());
   dev_.linear_backward(sv.h1, P.at("wq"), unproject(g.dq, model_.heads), dh1, W.at("wq"), W.at("bq"));
+  final_grads({"wq", "bq"});
   dev_.linear_backward(sv.h1, P.at("wk"), unproject(g.dk, model_.kv_heads), dh1, W.at("wk"), W.at("bk"), true);
+  final_grads({"wk", "bk"});
   dev_.linear_backward(sv.h1, P.at("wv"), unproject(g.dv, model_.kv_heads), dh1, W.at("wv"), W.at("bv"), true);
+  final_grads({"wv", "bv"});
   out.dx = dr1;  // residual path, then + the LN1 branch
   dev_.layer_norm_backward(sv.x, P.at("ln1.gamma"), sv.mean1, sv.rstd1, dh1, out.dx, W.at("ln1.gamma"),
                            W.at("ln1.beta"), /*accumulate_dx=*/true);
+  final_grads({"ln1.gamma", "ln1.beta"});
   out.dx = out.dx.reshape(dy_in.shape());
-  // Weight gradients: the sum over the group (non-blocking, all posted before the first wait).
-  std::vector<rt::Work> pending;
-  for (auto& t : W.tensors) pending.push_back(comm_.all_reduce(t));
-  for (auto& w : pending) w.wait();
+  if (!buckets) {
+    // Weight gradients: the sum over the group (non-blocking, all posted before the first wait).
+    std::vector<rt::Work> pending;
+    for (auto& t : W.tensors) pending.push_back(comm_.all_reduce(t));
+    for (auto& w : pending) w.wait();
+  }
   saved_.reset();
   return out;
 }

@@ -2,8 +2,10 @@
 //
 // The layer mirrors models/reference (same parameter names and shapes): x → LN1 → Q/K/V projections →
 // attention core (the strategy) → output projection → residual → LN2 → W1 → GeLU → W2 → residual.
-// Weights are replicated on every rank; after backward each weight gradient is all-reduced (summed)
-// over the sequence-parallel group, since the global loss is the sum of the ranks' losses.
+// Weights are replicated on every rank; each weight gradient is all-reduced (summed) over the
+// sequence-parallel group, since the global loss is the sum of the ranks' losses: at the end of
+// backward, or — given GradBuckets — handed over the moment it is final, so that its reduction overlaps
+// the rest of backward as in DDP (strategies/grad_buckets.hpp).
 #pragma once
 
 #include <memory>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "models/spec.hpp"
+#include "strategies/grad_buckets.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {
@@ -33,7 +36,7 @@ struct ParamShape {
 
 struct LayerGrads {
   rt::Tensor dx;         // [B, s_local, hidden]
-  NamedTensors weights;  // same names as the parameters; summed over the group
+  NamedTensors weights;  // same names as the parameters; summed over the group (see backward)
 };
 
 class SpLayer {
@@ -43,7 +46,9 @@ class SpLayer {
   ~SpLayer();
 
   [[nodiscard]] rt::Tensor forward(const rt::Tensor& x);  // x, y: [B, s_local, hidden]
-  [[nodiscard]] LayerGrads backward(const rt::Tensor& dy);
+  // Without `buckets` the weight gradients are summed over the layer's group before it returns; with
+  // them, each is handed to buckets->ready() when final and is summed once buckets->finish() returns.
+  [[nodiscard]] LayerGrads backward(const rt::Tensor& dy, GradBuckets* buckets = nullptr);
 
  private:
   struct Saved;

@@ -94,6 +94,15 @@ Work TraceComm::all_reduce(Tensor& inout) {
   return post(collective(CommKind::all_reduce, inout.nbytes()));
 }
 
+Work TraceComm::all_reduce_coalesced(std::vector<Tensor>& inout) {
+  std::uint64_t bytes = 0;
+  for (const auto& t : inout) {
+    check_defined("all_reduce_coalesced", t, "a tensor");
+    bytes += t.nbytes();
+  }
+  return post(collective(CommKind::all_reduce, bytes));
+}
+
 Work TraceComm::reduce_scatter(const Tensor& in, Tensor& out, int dim) {
   constexpr const char* op = "reduce_scatter";
   check_defined(op, in, "in");

@@ -22,6 +22,8 @@ class TraceComm final : public Comm {
   [[nodiscard]] const std::vector<int>& members() const { return group_.members; }  // world ranks
 
   [[nodiscard]] Work all_reduce(Tensor& inout) override;
+  // One all_reduce CommOp of the tensors' total bytes (a fused bucket).
+  [[nodiscard]] Work all_reduce_coalesced(std::vector<Tensor>& inout) override;
   [[nodiscard]] Work reduce_scatter(const Tensor& in, Tensor& out, int dim = 0) override;
   [[nodiscard]] Work all_gather(const Tensor& in, Tensor& out, int dim = 0) override;
   [[nodiscard]] Work all_to_all(const Tensor& in, Tensor& out, int split_dim, int concat_dim) override;

@@ -37,6 +37,31 @@ TEST_SUITE("threads") {
     }
   }
 
+  TEST_CASE_TEMPLATE("all_reduce_coalesced sums each tensor of the bucket", T, float, double) {
+    // Three tensors of 7, 0 and 1000 elements, tensor j holding value(rank, i) + 10⁵·j: after the
+    // coalesced all-reduce each one holds its own sum over ranks, sum_of_values(P, i) + P·10⁵·j.
+    constexpr std::int64_t sizes[] = {7, 0, 1000};
+    for (int p = 1; p <= max_world; ++p) {
+      CAPTURE(p);
+      const auto results = on_ranks<T>(p, [&](rt::Comm& comm) {
+        std::vector<rt::Tensor> bucket;
+        for (int j = 0; j < 3; ++j)
+          bucket.push_back(make_tensor<T>({sizes[j]}, [&](std::int64_t i) { return value(comm.rank(), i) + 1e5 * j; }));
+        comm.all_reduce_coalesced(bucket).wait();
+        // Concatenated, so the harness compares one tensor per rank.
+        rt::Tensor all = rt::make_host_tensor({sizes[0] + sizes[1] + sizes[2]}, rt::dtype_of<T>());
+        T* out = all.data<T>();
+        for (const auto& t : bucket) out = std::copy_n(t.template data<T>(), t.numel(), out);
+        return all;
+      });
+      CHECK(mismatch(results, 1007, [&](int, std::int64_t k) {
+              const int j = k < 7 ? 0 : 2;
+              const std::int64_t i = k < 7 ? k : k - 7;
+              return sum_of_values(p, i) + p * 1e5 * j;
+            }) == "");
+    }
+  }
+
   TEST_CASE_TEMPLATE("all_reduce is bit-identical on every rank and across runs", T, float, double) {
     // Values that are not exactly representable, so the summation order shows in the last bits.
     auto f = [](int r, std::int64_t i) { return 1.0 / (1.0 + r + 0.37 * static_cast<double>(i)); };
