@@ -1,9 +1,28 @@
 // spsim entry point: parses the command line and dispatches to one subcommand.
+#include <chrono>
+#include <cstdlib>
 #include <iostream>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "runtime/error.hpp"
+
+namespace {
+
+// Under mpirun every rank parses the same command line before MPI is initialised, so a usage error
+// would be printed once per rank. The launchers export the rank (Open MPI, PMIx, MPICH/Hydra); ranks
+// other than 0 stay silent. They also leave rank 0 time to print: mpirun ends the whole job as soon
+// as one process exits non-zero, so they exit only after a grace period, by which time rank 0's exit
+// has normally ended the job with its status.
+bool launcher_rank_zero() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char* value = std::getenv(var)) return std::string(value) == "0";
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -25,8 +44,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    if (launcher_rank_zero()) return app.exit(e) == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return 0;
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    return 2;
   }
   try {
     for (auto& [sub, action] : actions)

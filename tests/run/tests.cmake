@@ -54,6 +54,9 @@ if(spsim_have_mpi)
                       ${CMAKE_CURRENT_LIST_DIR}/data/bad-grad-reduction.json --verify)
   spsim_run_test(run_bad_iters STATUS 2 SECONDS 60 PATTERN "--iters: must be >= 1" ONCE "spsim: error: --iters"
                  ARGS ${spsim_run_mpirun} 2 $<TARGET_FILE:spsim> run ${spsim_run_checks}/rsa-ring.json --iters 0)
+  # A usage error caught by the command-line parser, before MPI starts: also reported by rank 0 only.
+  spsim_run_test(run_bad_option STATUS 2 SECONDS 60 PATTERN "--itres" ONCE "--itres"
+                 ARGS ${spsim_run_mpirun} 3 $<TARGET_FILE:spsim> run ${spsim_run_checks}/rsa-ring.json --itres 2)
 
   # A rank killed mid-run (a hidden hook: SIGKILL at the first timed iteration): the others, waiting for
   # it in a collective, are ended by mpirun within the bound, which names the rank and the signal.
