@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "analysis/compare_sweep.hpp"
+#include "cli/cluster_option.hpp"
 #include "cli/commands.hpp"
 #include "runtime/error.hpp"
 
@@ -20,6 +21,7 @@ struct CompareArgs {
   std::string csv, md, plot;
   int jobs = 1;
   std::size_t baseline = 0;  // 1-based row; 0 = the first row with a result
+  std::string cluster;
 };
 
 void write_text(const std::string& path, const std::string& text, const std::string& where) {
@@ -50,6 +52,7 @@ Action add_compare(CLI::App& app) {
       "Example: spsim compare configs/experiments/rsa-backward-dgx-a100.json --plot out/rsa.svg --jobs 2");
   auto args = std::make_shared<CompareArgs>();
   sub->add_option("CONFIG", args->config, "experiment config with a sweep (JSON)")->required();
+  add_cluster_option(sub, args->cluster);
   sub->add_flag("--json", args->json, "machine-readable output (schema_version 1; identical for any --jobs)");
   sub->add_option("--csv", args->csv, "also write the table as CSV to this file");
   sub->add_option("--md", args->md, "also write the table as Markdown to this file");
@@ -59,7 +62,7 @@ Action add_compare(CLI::App& app) {
   return [args]() -> int {
     if (args->jobs < 1) throw InputError("--jobs", "must be at least 1, got " + std::to_string(args->jobs));
     if (!args->plot.empty()) (void)analysis::find_gnuplot("--plot");  // fail before simulating
-    const auto config = analysis::load_config(args->config);
+    const auto config = load_config_with_cluster(args->config, args->cluster);
     analysis::CompareOptions options;
     options.jobs = args->jobs;
     if (args->baseline > 0) options.baseline = args->baseline - 1;

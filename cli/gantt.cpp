@@ -7,6 +7,7 @@
 #include "analysis/json_reader.hpp"
 #include "analysis/plot.hpp"
 #include "analysis/simulate.hpp"
+#include "cli/cluster_option.hpp"
 #include "cli/commands.hpp"
 #include "runtime/error.hpp"
 
@@ -16,6 +17,7 @@ namespace {
 struct GanttArgs {
   std::string config;
   std::string out;
+  std::string cluster;
 };
 }  // namespace
 
@@ -27,10 +29,11 @@ Action add_gantt(CLI::App& app) {
       "Example: spsim gantt configs/experiments/rsa-ring-dgx-a100.json --out out/rsa-ring.svg");
   auto args = std::make_shared<GanttArgs>();
   sub->add_option("CONFIG", args->config, "experiment config without a sweep (JSON)")->required();
+  add_cluster_option(sub, args->cluster);
   sub->add_option("--out", args->out, "output image, .svg or .png")->required();
   return [args]() -> int {
     (void)analysis::find_gnuplot("--out");
-    const auto config = analysis::load_config(args->config);
+    const auto config = load_config_with_cluster(args->config, args->cluster);
     // The Chrome trace is the replay's full timeline; it goes to a private temporary file.
     std::string path = (std::filesystem::temp_directory_path() / "spsim-gantt-XXXXXX").string();
     const int fd = mkstemp(path.data());

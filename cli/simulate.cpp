@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "cli/cluster_option.hpp"
 #include "cli/commands.hpp"
 
 namespace spsim::cli {
@@ -12,6 +13,7 @@ struct SimulateArgs {
   std::string config;
   bool json = false;
   std::string trace;
+  std::string cluster;
 };
 }  // namespace
 
@@ -29,13 +31,14 @@ Action add_simulate(CLI::App& app) {
   sub->add_option("CONFIG", args->config,
                   "experiment config (JSON), e.g. configs/experiments/rsa-ring-dgx-a100.json")
       ->required();
+  add_cluster_option(sub, args->cluster);
   sub->add_flag("--json", args->json,
                 "machine-readable output (starts with \"schema_version\": 1; identical across runs)");
   sub->add_option("--trace", args->trace,
                   "write a Chrome trace (open in https://ui.perfetto.dev: one process per rank, one thread\n"
                   "per stream); overrides simulation.trace_out of the config");
   return [args]() -> int {
-    const auto config = analysis::load_config(args->config);
+    const auto config = load_config_with_cluster(args->config, args->cluster);
     const auto summary = analysis::simulate(config, {args->trace, true});
     if (args->json)
       std::cout << analysis::dump_json_schema_first(analysis::simulation_to_json(config, summary));

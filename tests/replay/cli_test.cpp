@@ -58,3 +58,32 @@ TEST_CASE("spsim simulate: bad input exits 2 with the JSON path") {
   }
   CHECK(run_spsim("simulate " + (dir / "missing.json").string()).code == 2);
 }
+
+TEST_CASE("spsim simulate / compare --cluster: a preset or a cluster file replaces the config's cluster") {
+  const std::string cfg = source_path("configs/experiments/rsa-reduce-scatter-dgx-a100.json");
+  const auto a100 = run_spsim("simulate " + cfg + " --json");
+  const auto h100 = run_spsim("simulate " + cfg + " --json --cluster dgx-h100");
+  // configs/clusters/dgx-h100.json is a complete cluster section (the preset's own file).
+  const auto file = run_spsim("simulate " + cfg + " --json --cluster " + source_path("configs/clusters/dgx-h100.json"));
+  REQUIRE(a100.code == 0);
+  REQUIRE(h100.code == 0);
+  REQUIRE(file.code == 0);
+  CHECK(a100.out.find("\"gpu\": \"a100-sxm4-80gb\"") != std::string::npos);
+  CHECK(h100.out.find("\"gpu\": \"h100-sxm5-80gb\"") != std::string::npos);
+  CHECK(a100.out.find("h100") == std::string::npos);
+  CHECK(file.out.find("\"gpu\": \"h100-sxm5-80gb\"") != std::string::npos);
+  // compare: the same sweep on H100s (faster compute and links) gives other step times.
+  const std::string sweep_cfg = source_path("configs/experiments/rsa-backward-dgx-a100.json");
+  const auto sweep_a100 = run_spsim("compare " + sweep_cfg + " --csv /dev/stdout");
+  const auto sweep_h100 = run_spsim("compare " + sweep_cfg + " --csv /dev/stdout --cluster dgx-h100");
+  REQUIRE(sweep_a100.code == 0);
+  REQUIRE(sweep_h100.code == 0);
+  CHECK(sweep_a100.out != sweep_h100.out);
+  const auto missing = run_spsim("simulate " + cfg + " --cluster nowhere/cluster.json");
+  CHECK(missing.code == 2);
+  CHECK(missing.out.find("--cluster") != std::string::npos);
+  CHECK(missing.out.find("nowhere/cluster.json") != std::string::npos);
+  const auto unknown = run_spsim("simulate " + cfg + " --cluster dgx-z100");
+  CHECK(unknown.code == 2);
+  CHECK(unknown.out.find("dgx-h100") != std::string::npos);  // lists the valid presets
+}
