@@ -2,30 +2,61 @@
 # Measured vs predicted on this machine (issue 5): calibrate a P-rank CPU cluster, then run the RSA
 # reduce_scatter and allreduce_slice variants (configs/runs/) at sequence lengths 2048, 4096, 8192 and
 # print the measured median step time next to the simulator's prediction on the calibrated cluster.
-# usage: bench/run_vs_predicted.sh [BUILD_DIR] [RANKS] [ITERS]
+#
+# The two variants differ only in the dK/dV reduction, by a few milliseconds in seconds-long steps, so
+# their measured order is easily decided by drift in the machine's speed. The runs are therefore
+# interleaved (reduce_scatter, allreduce_slice, reduce_scatter, ... ROUNDS times each), and the order is
+# judged on the paired differences: the second table gives, per length, the median over rounds of
+# (allreduce_slice − reduce_scatter) step time, how many rounds had reduce_scatter faster, and the same
+# difference predicted by the simulator.
+# usage: bench/run_vs_predicted.sh [BUILD_DIR] [RANKS] [ITERS] [ROUNDS]
 set -euo pipefail
-build=${1:-build} ranks=${2:-2} iters=${3:-5}
+build=${1:-build} ranks=${2:-2} iters=${3:-5} rounds=${4:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 # A waiting rank yields its core instead of spinning (matters when ranks share cores with other work).
 export OMPI_MCA_mpi_yield_when_idle=1
+echo "load before calibration: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 mpirun --oversubscribe -np "$ranks" "$build/spsim" calibrate --backend mpi --window 0.05 --out "$out/cpu.json" >&2
-printf '| variant | seq_len | measured median (min-max) | predicted | measured/predicted |\n|---|---:|---:|---:|---:|\n'
-for variant in reduce-scatter allreduce-slice; do
-  for seq in 2048 4096 8192; do
-    mpirun --oversubscribe -np "$ranks" "$build/spsim" run "$root/configs/runs/rsa-cpu-$variant-$seq.json" \
-      --iters "$iters" --warmup 1 --cluster "$out/cpu.json" --json >"$out/run.json"
-    python3 - "$out/run.json" "$variant" "$seq" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-step = next(p for p in d["phases"] if p["name"] == "step")
-pred = next((p for p in d["prediction"].get("phases", []) if p["name"].startswith("step")), None)
-ms = lambda s: "%.1f ms" % (s * 1e3)
-p = ms(pred["predicted_s"]) if pred else "-"
-r = "%.2f" % (step["median_s"] / pred["predicted_s"]) if pred else "-"
-print("| %s | %s | %s (%s-%s) | %s | %s |" % (sys.argv[2], sys.argv[3], ms(step["median_s"]), ms(step["min_s"]), ms(step["max_s"]), p, r))
-PY
+for seq in 2048 4096 8192; do
+  for round in $(seq 1 "$rounds"); do
+    for variant in reduce-scatter allreduce-slice; do
+      echo "seq $seq round $round $variant (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+      mpirun --oversubscribe -np "$ranks" "$build/spsim" run "$root/configs/runs/rsa-cpu-$variant-$seq.json" \
+        --iters "$iters" --warmup 1 --cluster "$out/cpu.json" --json >"$out/$variant-$seq-$round.json"
+    done
   done
 done
+python3 - "$out" "$rounds" <<'PY'
+import json, os, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+def load(variant, seq, r):
+    d = json.load(open(os.path.join(out, "%s-%d-%d.json" % (variant, seq, r))))
+    step = next(p for p in d["phases"] if p["name"] == "step")
+    pred = next(p for p in d["prediction"]["phases"] if p["name"].startswith("step"))
+    return step["median_s"], pred["predicted_s"]
+ms = lambda s: "%.1f" % (s * 1e3)
+variants = ["reduce-scatter", "allreduce-slice"]
+print("| variant | seq_len | measured median per round (ms) | predicted (ms) | measured/predicted (median round) |")
+print("|---|---:|---|---:|---:|")
+for v in variants:
+    for seq in (2048, 4096, 8192):
+        runs = [load(v, seq, r) for r in range(1, rounds + 1)]
+        meas = [m for m, _ in runs]
+        pred = statistics.median(p for _, p in runs)
+        print("| %s | %d | %s | %s | %.2f |" % (v.replace("-", "_"), seq, ", ".join(ms(m) for m in meas), ms(pred),
+                                               statistics.median(meas) / pred))
+print()
+print("| seq_len | measured allreduce_slice − reduce_scatter (median of rounds) | rounds with reduce_scatter faster | predicted difference |")
+print("|---:|---:|---:|---:|")
+for seq in (2048, 4096, 8192):
+    diffs, preds = [], []
+    for r in range(1, rounds + 1):
+        (rs, prs), (ar, par) = load("reduce-scatter", seq, r), load("allreduce-slice", seq, r)
+        diffs.append(ar - rs)
+        preds.append(par - prs)
+    print("| %d | %+.1f ms | %d of %d | %+.1f ms |" % (seq, statistics.median(diffs) * 1e3,
+                                                     sum(d > 0 for d in diffs), rounds, statistics.median(preds) * 1e3))
+PY
