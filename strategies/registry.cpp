@@ -11,6 +11,7 @@ void register_rsa(Registry& registry);
 void register_ulysses(Registry& registry);
 void register_ring(Registry& registry);
 void register_allgather_kv(Registry& registry);
+void register_usp(Registry& registry);
 
 const Registry& builtin() {
   static const Registry registry = [] {
@@ -19,6 +20,7 @@ const Registry& builtin() {
     register_ulysses(r);
     register_ring(r);
     register_allgather_kv(r);
+    register_usp(r);
     return r;
   }();
   return registry;

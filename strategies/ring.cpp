@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "runtime/cost.hpp"
+#include "strategies/compose.hpp"
 #include "strategies/layouts.hpp"
 #include "strategies/strategy.hpp"
 
@@ -133,6 +134,10 @@ class RingAttention final : public AttentionStrategy {
 };
 
 }  // namespace
+
+std::unique_ptr<AttentionStrategy> make_ring_attention(StrategyContext ctx) {
+  return std::make_unique<RingAttention>(std::move(ctx));
+}
 
 void register_ring(Registry& registry) {
   StrategyInfo info;

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <utility>
 
+#include "strategies/compose.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {
@@ -36,13 +37,15 @@ constexpr std::array<int, 4> kSwap12 = {0, 2, 1, 3};
 
 class Ulysses final : public AttentionStrategy {
  public:
-  explicit Ulysses(StrategyContext ctx)
+  // `inner`, when given, replaces the attention over the gathered sequence (strategies/compose.hpp).
+  explicit Ulysses(StrategyContext ctx, std::unique_ptr<AttentionStrategy> inner = nullptr)
       : dev_(ctx.dev),
         comm_(ctx.comm),
         pr_(ctx.problem),
         p_(ctx.comm.size()),
         fused_(ctx.options.at("qkv_fusion") == "fused"),
-        kv_rep_(pr_.kv_heads % p_ == 0 ? 1 : p_ / pr_.kv_heads) {
+        kv_rep_(pr_.kv_heads % p_ == 0 ? 1 : p_ / pr_.kv_heads),
+        inner_(std::move(inner)) {
     // The all-to-all concatenates the ranks' chunks in rank order: global positions 0..s−1.
     positions_.resize(static_cast<std::size_t>(pr_.seq_len));
     for (std::int64_t i = 0; i < pr_.seq_len; ++i) positions_[static_cast<std::size_t>(i)] = i;
@@ -51,6 +54,7 @@ class Ulysses final : public AttentionStrategy {
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v) override {
     const std::int64_t b = pr_.batch, c = q.dim(1), d = pr_.head_dim;
     auto heads = seq_to_heads({q.reshape({b, pr_.heads, c, d}), replicate_kv(k), replicate_kv(v)});
+    if (inner_) return heads_to_seq({inner_->forward(heads[0], heads[1], heads[2])})[0].reshape(q.shape());
     qh_ = heads[0];
     kh_ = heads[1];
     vh_ = heads[2];
@@ -63,6 +67,11 @@ class Ulysses final : public AttentionStrategy {
   AttnGrads backward(const Tensor& d_o) override {
     const std::int64_t b = pr_.batch, c = d_o.dim(1), d = pr_.head_dim;
     Tensor doh = seq_to_heads({d_o.reshape({b, pr_.heads, c, d})})[0];
+    if (inner_) {
+      AttnGrads gh = inner_->backward(doh);
+      auto seq = heads_to_seq({gh.dq, gh.dk, gh.dv});
+      return AttnGrads{seq[0].reshape(d_o.shape()), reduce_replicas(seq[1]), reduce_replicas(seq[2])};
+    }
     Tensor dqh = dev_.zeros(qh_.shape()), dkh = dev_.zeros(kh_.shape()), dvh = dev_.zeros(vh_.shape());
     dev_.attention_block_backward(qh_, kh_, vh_, oh_, doh, lse_, dqh, dkh, dvh, scale(), mask());
     qh_ = kh_ = vh_ = oh_ = lse_ = Tensor();
@@ -167,7 +176,10 @@ class Ulysses final : public AttentionStrategy {
   std::int64_t kv_rep_;  // copies of each kv head sent (1 unless kv_heads < P)
   std::vector<std::int64_t> positions_;
   Tensor qh_, kh_, vh_, oh_, lse_;
+  std::unique_ptr<AttentionStrategy> inner_;
 };
+
+}  // namespace
 
 std::optional<std::string> check_ulysses(const models::AttnProblem& p, int degree, const Options& o) {
   const std::string deg = std::to_string(degree);
@@ -191,7 +203,9 @@ std::optional<std::string> check_ulysses(const models::AttnProblem& p, int degre
   return std::nullopt;
 }
 
-}  // namespace
+std::unique_ptr<AttentionStrategy> make_ulysses(StrategyContext ctx, std::unique_ptr<AttentionStrategy> inner) {
+  return std::make_unique<Ulysses>(std::move(ctx), std::move(inner));
+}
 
 void register_ulysses(Registry& registry) {
   StrategyInfo info;

@@ -109,9 +109,9 @@ TEST_CASE("float32 checks pass within the float32 tolerance") {
 }
 
 // The shipped check configs parse and pass (they are what `spsim check` users start from).
-TEST_CASE("configs/checks for ulysses, ring and allgather_kv parse and pass") {
+TEST_CASE("configs/checks for ulysses, ring, allgather_kv and usp parse and pass") {
   for (const char* name : {"ulysses", "ulysses-fused", "ulysses-kv-replicate", "ring-contiguous",
-                           "ring-zigzag", "ring-striped", "allgather-kv"}) {
+                           "ring-zigzag", "ring-striped", "allgather-kv", "usp"}) {
     CAPTURE(name);
     const auto cfg =
         analysis::load_config(std::string(SPSIM_SOURCE_DIR) + "/configs/checks/" + name + ".json");
@@ -125,16 +125,19 @@ TEST_CASE("configs/checks for ulysses, ring and allgather_kv parse and pass") {
 }
 
 // The strategy comparisons expand into valid points only (every strategy's constraints hold for
-// llama3-8b at 64K on 8 ranks: 32 heads and 8 kv heads divide by 8, 65536 by 16).
+// llama3-8b at 64K on 8 ranks: 32 heads and 8 kv heads divide by 8, 65536 by 16; on 32 ranks the
+// Ulysses-based ones replicate kv heads or keep Ulysses inside a node).
 TEST_CASE("configs/experiments strategy comparisons expand into valid points") {
-  for (const char* name : {"strategies-llama3-8b-64k", "ring-layouts-llama3-8b-64k"}) {
+  // 9 strategy objects (3 RSA variants, 2 Ulysses, 3 ring layouts, all-gather-KV); 3 ring layouts;
+  // Ulysses, ring, all-gather-KV and USP at 3 Ulysses degrees.
+  for (const auto& [name, count] : std::vector<std::pair<std::string, std::size_t>>{
+           {"strategies-llama3-8b-64k", 9}, {"ring-layouts-llama3-8b-64k", 3}, {"strategies-llama3-8b-64k-4node", 6}}) {
     CAPTURE(name);
     const auto cfg =
         analysis::load_config(std::string(SPSIM_SOURCE_DIR) + "/configs/experiments/" + name + ".json");
     const auto points = analysis::expand_sweep(cfg);
-    // 9 strategy objects (3 RSA variants, 2 Ulysses, 3 ring layouts, all-gather-KV); 3 ring layouts.
-    CHECK(points.size() == (std::string(name) == "strategies-llama3-8b-64k" ? 9u : 3u));
-    const auto cluster = sim::parse_cluster(cfg.cluster, "cluster");  // one DGX H100: 8 GPUs for degree 8
+    CHECK(points.size() == count);
+    const auto cluster = sim::parse_cluster(cfg.cluster, "cluster");  // as many GPUs as the degree
     CHECK(cluster.nodes * cluster.gpus_per_node == cfg.strategy.degree);
     for (const auto& p : points) {
       CAPTURE(p.error);
