@@ -28,8 +28,11 @@ std::string header(const Config& cfg, const SimSummary& s) {
   const auto& w = cfg.workload;
   std::string out = "simulate " + cfg.name + ": " + cfg.strategy.name;
   if (!cfg.strategy.options.empty()) out += " (" + options_text(cfg.strategy.options) + ")";
-  out += ", degree " + std::to_string(cfg.strategy.degree) + " on " + s.cluster + " (" +
-         std::to_string(s.gpus) + " x " + s.gpu + ")\n";
+  out += ", degree " + std::to_string(cfg.strategy.degree);
+  if (cfg.parallel.dp > 1)
+    out += " x dp " + std::to_string(cfg.parallel.dp) + " = " + std::to_string(cfg.strategy.degree * cfg.parallel.dp) +
+           " ranks";
+  out += " on " + s.cluster + " (" + std::to_string(s.gpus) + " x " + s.gpu + ")\n";
   out += "workload: " + cfg.model.name + ", " + scope_name(w.scope) + ", seq " + std::to_string(w.seq_len) +
          ", batch " + std::to_string(w.batch) + ", " + std::string(rt::dtype_name(w.dtype)) +
          (w.causal ? ", causal" : "") +
@@ -135,6 +138,7 @@ nlohmann::json simulation_to_json(const Config& cfg, const SimSummary& s) {
                    {"dtype", rt::dtype_name(w.dtype)},
                    {"causal", w.causal},
                    {"passes", w.passes == models::Passes::fwd ? "fwd" : "fwd+bwd"}};
+  j["parallel"] = {{"dp", cfg.parallel.dp}, {"bucket_mb", cfg.parallel.bucket_mb}};
   j["cluster"] = {{"name", s.cluster}, {"gpu", s.gpu}, {"gpus", s.gpus}, {"network", cfg.simulation.network}};
   j["compute_slowdown"] = s.compute_slowdown;
   j["step_time_s"] = s.step_time_s;
