@@ -107,7 +107,10 @@ class RankRun {
       strategies::SpLayer sp(context(), info_, cfg_.model, weights_);
       outputs_ = {sp.forward(inputs_[0])};
       finish_phase(it.forward_s, it.comm_forward_s, t0);
-      auto g = sp.backward(inputs_[1]);
+      // Weight gradients in DDP buckets, as the simulated step reduces them (analysis/sim_trace.cpp).
+      strategies::GradBuckets buckets(comm_, static_cast<std::uint64_t>(cfg_.parallel.bucket_mb * 1024 * 1024));
+      auto g = sp.backward(inputs_[1], &buckets);
+      buckets.finish();
       outputs_.push_back(g.dx);
       weight_grads_ = std::move(g.weights);
     } else {
@@ -300,6 +303,9 @@ Config run_config(const Config& config, int world_size, rt::DType dtype,
                   const std::optional<nlohmann::json>& cluster) {
   if (config.workload.scope == models::Scope::model)
     throw InputError("workload.scope", "'model' is not supported by run; valid choices: attention, layer");
+  if (config.parallel.dp != 1)
+    throw InputError("parallel.dp", "run executes one SP group on the job's ranks; dp " +
+                                        std::to_string(config.parallel.dp) + " is not supported (use dp 1)");
   const auto* info = strategies::builtin().find(config.strategy.name);
   if (!info) throw InputError("strategy.name", "unknown strategy '" + config.strategy.name + "'");
   Config c = config;

@@ -162,6 +162,13 @@ TEST_CASE("run_config: the degree is the world size, checked against the strateg
     CHECK(e.where() == "strategy.degree");
     CHECK(std::string(e.what()).find("5 ranks") != std::string::npos);
   }
+  cfg.parallel.dp = 2;  // a run is one SP group; DP replicas exist only in the simulator
+  try {
+    (void)run_config(cfg, 2, rt::DType::f32, std::nullopt);
+    FAIL("expected an InputError");
+  } catch (const spsim::InputError& e) {
+    CHECK(e.where() == "parallel.dp");
+  }
   CHECK_THROWS_AS((void)cluster_argument("no-such-preset"), spsim::InputError);
   CHECK_THROWS_AS((void)cluster_argument("missing/file.json"), spsim::InputError);
   CHECK(cluster_argument("dgx-a100") == nlohmann::json{{"preset", "dgx-a100"}});
