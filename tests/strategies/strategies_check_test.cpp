@@ -6,34 +6,12 @@
 #include "analysis/sweep.hpp"
 #include "runtime/error.hpp"
 #include "sim/cluster/config.hpp"
+#include "tests/strategies/check_config.hpp"
 
 using namespace spsim;
+using spsim::strategies_test::config;
 
 namespace {
-
-// seq 48 divides by P and by 2P for every P tested (48 = 2·3·8). Heads: 8 (6 for P = 3, so that
-// Ulysses can split them); GQA shares each kv head between 4 (or 2 for P = 3) query heads.
-analysis::Config config(const std::string& strategy, strategies::Options options, int degree, bool causal,
-                        bool gqa, models::Scope scope) {
-  analysis::Config c;
-  c.name = "test";
-  c.model.heads = degree == 3 ? 6 : 8;
-  c.model.kv_heads = gqa ? (degree == 3 ? 3 : 2) : c.model.heads;
-  c.model.head_dim = 4;
-  c.model.hidden = c.model.heads * c.model.head_dim;
-  c.model.ffn_hidden = 40;
-  c.workload.seq_len = 48;
-  c.workload.batch = 2;
-  c.workload.causal = causal;
-  c.workload.scope = scope;
-  c.strategy.name = strategy;
-  c.strategy.degree = degree;
-  const auto& info = *strategies::builtin().find(strategy);
-  c.strategy.options = strategies::builtin().complete_options(info, options, "strategy.options");
-  c.check.dtype = rt::DType::f64;
-  c.check.seed = 11;
-  return c;
-}
 
 void expect_exact(const analysis::Config& cfg) {
   const auto& info = *strategies::builtin().find(cfg.strategy.name);

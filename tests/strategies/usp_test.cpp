@@ -9,6 +9,7 @@
 #include "analysis/check.hpp"
 #include "runtime/trace/trace_ranks.hpp"
 #include "strategies/strategy.hpp"
+#include "tests/strategies/check_config.hpp"
 
 using namespace spsim;
 using rt::trace::CommKind;
@@ -33,31 +34,19 @@ std::vector<int> divisors(int p) {
 }  // namespace
 
 TEST_CASE("usp matches the reference to 1e-12 for every Ulysses degree u dividing P") {
-  // seq 48 = 2·3·8: every ring level of r = P/u groups can zigzag (2r | 48) and split its s/r tokens
-  // over u members. 8 query heads (6 for P = 3); GQA with 2 kv heads (3 for P = 3), replicated when
-  // u > kv_heads.
+  // check_config.hpp: seq 48 = 2·3·8, so every ring level of r = P/u groups can zigzag (2r | 48) and
+  // split its s/r tokens over u members; 8 query heads (6 for P = 3); GQA with 2 kv heads (3 for P = 3),
+  // replicated when u > kv_heads.
   for (int degree : {1, 2, 3, 4, 8})
     for (int u : divisors(degree))
       for (bool causal : {false, true})
         for (bool gqa : {false, true})
           for (auto scope : {models::Scope::attention, models::Scope::layer}) {
-            analysis::Config c;
-            c.model.heads = degree == 3 ? 6 : 8;
-            c.model.kv_heads = gqa ? (degree == 3 ? 3 : 2) : c.model.heads;
-            c.model.head_dim = 4;
-            c.model.hidden = c.model.heads * c.model.head_dim;
-            c.model.ffn_hidden = 40;
-            c.workload.seq_len = 48;
-            c.workload.batch = 2;
-            c.workload.causal = causal;
-            c.workload.scope = scope;
-            c.strategy.name = "usp";
-            c.strategy.degree = degree;
             // Layouts rotate with u so every one is covered.
             const char* layout = u % 3 == 0 ? "striped" : (u % 2 == 0 ? "zigzag" : "contiguous");
-            c.strategy.options = usp_options(u, layout, c.model.kv_heads % u != 0);
-            c.check.dtype = rt::DType::f64;
-            c.check.seed = 5;
+            const std::int64_t kv_heads = gqa ? (degree == 3 ? 3 : 2) : (degree == 3 ? 6 : 8);
+            const auto c = strategies_test::config(
+                "usp", usp_options(u, layout, kv_heads % u != 0), degree, causal, gqa, scope);
             CAPTURE(degree);
             CAPTURE(u);
             CAPTURE(causal);
