@@ -157,3 +157,32 @@ TEST_CASE("memory model: the peaks of a small shape by hand") {
   CHECK(peak(variants[2]) == 36992);
   CHECK(peak(variants[5]) == 45184);
 }
+
+TEST_CASE("cost model: all-to-all on one DGX A100, direct (the tuner's pick) and pairwise") {
+  // dgx-a100 (see models_test.cpp): NCCL Simple base 8.4 µs, NVLink step 9 µs, route 1 µs, 240 GB/s.
+  // Direct: the 7 messages of n/8 leave at once and share the GPU's port: base + α + 7·(n/8)/B.
+  // Pairwise: 7 steps of one n/8 message: base + 7·(α + (n/8)/B), which the tuner does not prefer.
+  const double n = 64.0 * (1 << 20), alpha = 9e-6 + 1e-6, bw = 240e9;
+  Config c = config({{"preset", "bert-large"}}, 4096, 8, variants[0], false, "fwd+bwd");
+  CHECK(HardwareModel(c).collective_s("all_to_all", n) ==
+        doctest::Approx(8.4e-6 + alpha + 7 * (n / 8) / bw).epsilon(1e-9));
+  c.collectives.all_to_all = "pairwise";
+  CHECK(HardwareModel(c).collective_s("all_to_all", n) ==
+        doctest::Approx(8.4e-6 + 7 * (alpha + (n / 8) / bw)).epsilon(1e-9));
+}
+
+TEST_CASE("cost model: bytes each strategy sends per rank, by hand") {
+  // bert-large (H = Hkv = 16, d = 64), s = 4096, P = 8, bf16: a local q, k, v, o or gradient block is
+  // 16·512·64·2 B = 1 MiB; a gathered K (all s tokens) is 8 MiB.
+  //   Ulysses: 8 all-to-alls of one local block (q, k, v, o; dO, dq, dk, dv), 7/8 of each sent: 7 MiB.
+  //   Ring Attention: K and V passed P−1 = 7 times forward, again backward, plus dK and dV: 6·7 = 42 MiB.
+  //   all-gather-KV: AG of K and V and RS of dK and dV, 7/8 of 8 MiB each: 28 MiB.
+  const double mib = 1 << 20;
+  auto sent = [](const Variant& v) {
+    return closed_form(config({{"preset", "bert-large"}}, 4096, 8, v, true, "fwd+bwd"))->bytes_sent;
+  };
+  CHECK(sent(variants[0]) == doctest::Approx(7 * mib));
+  CHECK(sent(variants[1]) == doctest::Approx(7 * mib));
+  CHECK(sent(variants[3]) == doctest::Approx(42 * mib));
+  CHECK(sent(variants[5]) == doctest::Approx(28 * mib));
+}
