@@ -16,7 +16,8 @@ CostEstimate allgather_kv_closed_form(const Config& c, const HardwareModel& hw, 
   const rt::DType dt = c.workload.dtype;
   const int p = c.strategy.degree;
   const std::int64_t s = c.workload.seq_len, n = s / p, d = c.model.head_dim;
-  const rt::Shape q{c.workload.batch * c.model.heads, n, d}, kv_all{c.workload.batch * c.model.kv_heads, s, d};
+  const rt::Shape q{c.workload.batch * c.model.heads, n, d},
+      kv_all{c.workload.batch * c.model.kv_heads, s, d};
   std::vector<std::int64_t> cols;
   for (int r = 0; r < p; ++r) {
     const auto pos = strategies::zigzag_positions(r, p, s);
@@ -29,7 +30,8 @@ CostEstimate allgather_kv_closed_form(const Config& c, const HardwareModel& hw, 
     fwd = std::max(fwd, attention_op_s(hw, rt::cost::attention_forward(q, kv_all, kv_all, dt, m)));
     bwd = std::max(bwd, attention_op_s(hw, rt::cost::attention_backward(q, kv_all, kv_all, dt, m)));
   }
-  const double bytes = static_cast<double>(rt::numel(kv_all) * rt::dtype_bytes(dt)), sent = (p - 1.0) / p * bytes;
+  const double bytes = static_cast<double>(rt::numel(kv_all) * rt::dtype_bytes(dt)),
+               sent = (p - 1.0) / p * bytes;
   Timeline t;
   t.sigma = c.simulation.compute_slowdown;
   t.comm_only(2 * hw.collective_s("all_gather", bytes), 2 * sent);

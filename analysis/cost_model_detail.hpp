@@ -41,7 +41,8 @@ struct Timeline {
   void overlapped_then(double t_compute, double t_first, double t_rest, double t_after, double sent) {
     const double comm_end = t_first + t_rest;
     const double pre_end = compute_end(0, t_compute, comm_end);
-    const double after_start = std::max(pre_end, t_first), after_end = compute_end(after_start, t_after, comm_end);
+    const double after_start = std::max(pre_end, t_first),
+                 after_end = compute_end(after_start, t_after, comm_end);
     time += std::max(comm_end, after_end);
     compute += pre_end + (after_end - after_start);
     comm += comm_end;
@@ -76,6 +77,7 @@ struct Timeline {
 // One model per strategy family (attention scope); `backward`: passes fwd+bwd.
 [[nodiscard]] CostEstimate ulysses_closed_form(const Config& config, const HardwareModel& hw, bool backward);
 [[nodiscard]] CostEstimate ring_closed_form(const Config& config, const HardwareModel& hw, bool backward);
-[[nodiscard]] CostEstimate allgather_kv_closed_form(const Config& config, const HardwareModel& hw, bool backward);
+[[nodiscard]] CostEstimate allgather_kv_closed_form(const Config& config, const HardwareModel& hw,
+                                                    bool backward);
 
 }  // namespace spsim::analysis::detail

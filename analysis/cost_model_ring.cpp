@@ -67,9 +67,12 @@ class RingModel {
   [[nodiscard]] double op(const OpCost& c) const { return hw_.op_time_s(c); }
   [[nodiscard]] Shape q() const { return {bh_, n_, d_}; }
   [[nodiscard]] Shape kv() const { return {bkv_, n_, d_}; }
-  [[nodiscard]] double kv_bytes() const { return static_cast<double>(rt::numel(kv()) * rt::dtype_bytes(dt_)); }
+  [[nodiscard]] double kv_bytes() const {
+    return static_cast<double>(rt::numel(kv()) * rt::dtype_bytes(dt_));
+  }
   [[nodiscard]] rt::Mask mask(int r, int owner) const {
-    return rt::Mask{causal_, &positions_[static_cast<std::size_t>(r)], &positions_[static_cast<std::size_t>(owner)]};
+    return rt::Mask{causal_, &positions_[static_cast<std::size_t>(r)],
+                    &positions_[static_cast<std::size_t>(owner)]};
   }
 
   [[nodiscard]] CostEstimate rank_estimate(int r, bool backward) const {

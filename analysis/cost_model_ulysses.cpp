@@ -68,12 +68,14 @@ class UlyssesModel {
   [[nodiscard]] double replicate() const {
     const std::int64_t bk = b_ * (hkv_ / rep_);
     return op(rt::cost::fill({1, rep_, 1}, dt_)) +
-           op(rt::cost::gemm({1, rep_, 1}, {bk, 1, c_ * d_}, {bk, rep_, c_ * d_}, Trans::N, Trans::N, dt_, false));
+           op(rt::cost::gemm({1, rep_, 1}, {bk, 1, c_ * d_}, {bk, rep_, c_ * d_}, Trans::N, Trans::N, dt_,
+                             false));
   }
   [[nodiscard]] double reduce_replicas() const {
     const std::int64_t bk = b_ * (hkv_ / rep_);
     return op(rt::cost::fill({1, 1, rep_}, dt_)) +
-           op(rt::cost::gemm({1, 1, rep_}, {bk, rep_, c_ * d_}, {bk, 1, c_ * d_}, Trans::N, Trans::N, dt_, false));
+           op(rt::cost::gemm({1, 1, rep_}, {bk, rep_, c_ * d_}, {bk, 1, c_ * d_}, Trans::N, Trans::N, dt_,
+                             false));
   }
 
   // Q, K, V (or dQ, dK, dV) between layouts. to_heads: sequence → heads (after the A2A: slice,
@@ -86,11 +88,11 @@ class UlyssesModel {
     }
     const double total = numel(h_ + 2 * hkv_);
     if (!to_heads)
-      for (auto hx : heads) t_.compute_only(op(rt::cost::copy(flat(hx), dt_)));  // permute
+      for (auto hx : heads) t_.compute_only(op(rt::cost::copy(flat(hx), dt_)));    // permute
     t_.compute_only(op(rt::cost::copy({static_cast<std::int64_t>(total)}, dt_)));  // concat
     all_to_all(total);
     for (auto hx : heads) {
-      t_.compute_only(op(rt::cost::copy(flat(hx), dt_)));                 // slice
+      t_.compute_only(op(rt::cost::copy(flat(hx), dt_)));                // slice
       if (to_heads) t_.compute_only(op(rt::cost::copy(flat(hx), dt_)));  // permute
     }
   }

@@ -12,13 +12,15 @@ struct Sizes {
   double e, q, k, lse, p;
   explicit Sizes(const Config& c)
       : e(static_cast<double>(rt::dtype_bytes(c.workload.dtype))),
-        q(e * static_cast<double>(c.workload.batch * c.model.heads * (c.workload.seq_len / c.strategy.degree) *
-                                  c.model.head_dim)),
+        q(e * static_cast<double>(c.workload.batch * c.model.heads *
+                                  (c.workload.seq_len / c.strategy.degree) * c.model.head_dim)),
         k(q * static_cast<double>(c.model.kv_heads) / static_cast<double>(c.model.heads)),
-        lse(e * static_cast<double>(c.workload.batch * c.model.heads * (c.workload.seq_len / c.strategy.degree))),
+        lse(e *
+            static_cast<double>(c.workload.batch * c.model.heads * (c.workload.seq_len / c.strategy.degree))),
         p(c.strategy.degree) {}
   [[nodiscard]] MemoryTerm inputs(bool backward) const {
-    return backward ? MemoryTerm{"q, k, v, do inputs", 2 * q + 2 * k} : MemoryTerm{"q, k, v inputs", q + 2 * k};
+    return backward ? MemoryTerm{"q, k, v, do inputs", 2 * q + 2 * k}
+                    : MemoryTerm{"q, k, v inputs", q + 2 * k};
   }
 };
 
@@ -51,21 +53,24 @@ std::vector<Moment> ulysses_moments(const Config& c, bool backward) {
     double prefix = 0, worst = 0;
     for (double xi : x) worst = std::max(worst, prefix + 2 * xi), prefix += xi;
     m.push_back({"forward to heads (fused)",
-                 with(with({in}, reps), {{"packed send, receive", 2 * t}, {"unpacked so far, slice, permute", worst}})});
+                 with(with({in}, reps),
+                      {{"packed send, receive", 2 * t}, {"unpacked so far, slice, permute", worst}})});
   }
   const std::vector<MemoryTerm> kept = {{"q, k, v head-sharded", t}, {"o head-sharded, lse", z.q + z.lse}};
   m.push_back({"forward attention, o to sequence", with(with({in}, kept), {{"o", z.q}})});
   if (!backward) return m;
   const std::vector<MemoryTerm> held = with(with({in}, {{"o", z.q}}), kept);
   m.push_back({"backward attention", with(held, {{"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}})});
-  const std::vector<MemoryTerm> grads = {in, {"o", z.q}, {"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}};
+  const std::vector<MemoryTerm> grads = {
+      in, {"o", z.q}, {"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}};
   if (!fused)
     m.push_back({"backward to sequence", with(grads, {{"dq, dk, dv", t}})});
   else
     m.push_back({"backward to sequence (fused)",
                  with(grads, {{"permuted parts, packed send, receive", 3 * t}, {"dq, dk, dv slices", t}})});
   if (rep > 1)
-    m.push_back({"backward sum replicas", with(grads, {{"dq, dk, dv (replicated)", t}, {"dk, dv", 2 * z.k}, {"ones", ones}})});
+    m.push_back({"backward sum replicas",
+                 with(grads, {{"dq, dk, dv (replicated)", t}, {"dk, dv", 2 * z.k}, {"ones", ones}})});
   return m;
 }
 
@@ -81,7 +86,8 @@ std::vector<Moment> ring_moments(const Config& c, bool backward) {
   // Backward step 2..P−2: K/V in use and arriving (4K), the accumulator in flight, the one arriving
   // and the fresh partial (6K); P = 3 has no arriving K/V at step 2 and P = 2 no step 2 at all.
   const double bwd_bufs = p >= 4 ? 10 * z.k : p == 3 ? 8 * z.k : p == 2 ? 6 * z.k : 0;
-  m.push_back({"backward ring", {in, o, {"dq, dk, dv", z.q + 2 * z.k}, {"k/v blocks and dk/dv accumulators", bwd_bufs}}});
+  m.push_back({"backward ring",
+               {in, o, {"dq, dk, dv", z.q + 2 * z.k}, {"k/v blocks and dk/dv accumulators", bwd_bufs}}});
   return m;
 }
 
@@ -93,7 +99,8 @@ std::vector<Moment> allgather_kv_moments(const Config& c, bool backward) {
   std::vector<Moment> m = {{"forward attention", fwd}};
   if (!backward) return m;
   m.push_back({"backward attention", with(fwd, {{"dq", z.q}, {"full-length dk, dv", 2 * f}})});
-  m.push_back({"backward reduce-scatter", {in, {"o", z.q}, {"dq", z.q}, {"full-length dk, dv", 2 * f}, {"dk, dv", 2 * z.k}}});
+  m.push_back({"backward reduce-scatter",
+               {in, {"o", z.q}, {"dq", z.q}, {"full-length dk, dv", 2 * f}, {"dk, dv", 2 * z.k}}});
   return m;
 }
 

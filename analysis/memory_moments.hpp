@@ -1,4 +1,5 @@
-// Internals of the memory model (analysis/memory_model*.cpp): a moment of the step and the per-strategy lists.
+// Internals of the memory model (analysis/memory_model*.cpp): a moment of the step and the per-strategy
+// lists.
 #pragma once
 
 #include <string>

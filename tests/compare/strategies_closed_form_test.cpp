@@ -28,12 +28,9 @@ Config config(const Json& model, std::int64_t seq, int degree, const Variant& v,
 }
 
 const std::vector<Variant> variants = {
-    {"ulysses", {{"qkv_fusion", "separate"}}},
-    {"ulysses", {{"qkv_fusion", "fused"}}},
-    {"ring", {{"layout", "contiguous"}}},
-    {"ring", {{"layout", "zigzag"}}},
-    {"ring", {{"layout", "striped"}}},
-    {"allgather_kv", Json::object()},
+    {"ulysses", {{"qkv_fusion", "separate"}}}, {"ulysses", {{"qkv_fusion", "fused"}}},
+    {"ring", {{"layout", "contiguous"}}},      {"ring", {{"layout", "zigzag"}}},
+    {"ring", {{"layout", "striped"}}},         {"allgather_kv", Json::object()},
 };
 
 // kv_heads 4 < P = 8: Ulysses needs kv_replication (each kv head sent to P/Hkv = 2 ranks).
@@ -56,8 +53,7 @@ TEST_CASE("closed form vs simulator: Ulysses, Ring Attention, all-gather-KV with
     std::string cluster;
   };
   const std::vector<Case> cases = {
-      {{{"preset", "bert-large"}}, 8192, 8, "dgx-a100"},
-      {{{"preset", "llama2-7b"}}, 16384, 8, "dgx-a100"},
+      {{{"preset", "bert-large"}}, 8192, 8, "dgx-a100"}, {{{"preset", "llama2-7b"}}, 16384, 8, "dgx-a100"},
       {{{"preset", "llama3-8b"}}, 16384, 4, "dgx-a100"},  // GQA: 32 query heads, 8 KV heads
       {{{"preset", "llama3-8b"}}, 32768, 8, "dgx-h100"},  // NVLS may take the all-gathers
       {{{"preset", "bert-large"}}, 2048, 4, "dgx-a100"},  // short: communication-bound steps
