@@ -1,6 +1,8 @@
 // Closed-form step time: the compute model and α-β collectives of cost_model.hpp, composed per strategy.
 #include "analysis/cost_model.hpp"
 
+#include "analysis/cost_model_detail.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <vector>
@@ -85,14 +87,46 @@ struct HardwareModel::Impl {
     return costs.base_latency.seconds() + steps * step;
   }
 
+  // All-to-all of n bytes per rank (n/P to each peer), split by where the peers are: L = ranks on the
+  // busiest node. Hop = step latency of the link class + route latency + bytes / (efficiency × bandwidth).
+  //   pairwise  P−1 synchronous steps of one n/P message each, L−1 of them inside the node:
+  //             base + (L−1)·hop_intra(n/P) + (P−L)·hop_inter(n/P)
+  //   direct    every message at once; a rank's P−1 flows share its port max-min fairly, so the
+  //             node's L−1 messages take one hop of (L−1)·n/P and the rest one of (P−L)·n/P:
+  //             base + max(hop_intra((L−1)·n/P), hop_inter((P−L)·n/P))
+  [[nodiscard]] double all_to_all_s(const sim::GroupShape& g, const sim::ProtocolCosts& costs, bool pairwise,
+                                    double n) const {
+    const double chunk = n / g.size;
+    const int intra = g.max_per_node - 1, inter = g.size - g.max_per_node;
+    auto hop = [&](bool across, double bytes) {
+      const double bw = across ? g.inter_Bps : g.intra_Bps;
+      return (costs.step(across ? g.inter_class : g.intra_class) + (across ? g.inter_latency : g.intra_latency))
+                 .seconds() +
+             bytes / (costs.efficiency * bw);
+    };
+    double t = 0;
+    if (pairwise) {
+      if (intra > 0) t += intra * hop(false, chunk);
+      if (inter > 0) t += inter * hop(true, chunk);
+    } else {
+      if (intra > 0) t = hop(false, intra * chunk);
+      if (inter > 0) t = std::max(t, hop(true, inter * chunk));
+    }
+    return costs.base_latency.seconds() + t;
+  }
+
   [[nodiscard]] double collective_s(sim::CollectiveKind kind, const std::string& algorithm, double bytes) const {
     if (ranks.size() < 2) return 0;  // a group of one completes at once
     sim::CollectiveCall call{kind, ranks, bytes, registry_algorithm(algorithm), config.collectives.protocol};
     const sim::CollectiveChoice choice = collectives->choose(call);
-    if (choice.algorithm != "ring") return choice.predicted.seconds();
+    const bool ring = choice.algorithm == "ring";
+    const bool p2p = kind == sim::CollectiveKind::all_to_all &&
+                     (choice.algorithm == "pairwise" || choice.algorithm == "direct");
+    if (!ring && !p2p) return choice.predicted.seconds();
     const sim::GroupShape g = sim::make_group_shape(cluster, ranks);
     const auto costs = sim::resolve_protocol(collectives->protocols(), choice.protocol, sim::AlgorithmFamily::ring,
                                              kind, g.multi_node(), g.min_per_node);
+    if (p2p) return all_to_all_s(g, costs, choice.algorithm == "pairwise", bytes);
     const int p = g.size;
     return ring_s(g, costs, kind == sim::CollectiveKind::all_reduce ? 2 * (p - 1) : p - 1, bytes);
   }
@@ -125,6 +159,7 @@ double HardwareModel::collective_s(const std::string& kind, double bytes) const 
   if (kind == "reduce_scatter")
     return impl_->collective_s(sim::CollectiveKind::reduce_scatter, c.reduce_scatter, bytes);
   if (kind == "all_gather") return impl_->collective_s(sim::CollectiveKind::all_gather, c.all_gather, bytes);
+  if (kind == "all_to_all") return impl_->collective_s(sim::CollectiveKind::all_to_all, c.all_to_all, bytes);
   throw std::invalid_argument("collective_s: unknown kind " + kind);
 }
 
@@ -132,32 +167,7 @@ double HardwareModel::collective_s(const std::string& kind, double bytes) const 
 
 namespace {
 
-// Accumulates one rank's timeline: phases run back to back; a ring step overlaps compute and a pass.
-// While a communication kernel runs, compute progresses at 1/(1+σ) of its rate (σ =
-// simulation.compute_slowdown, sim/replay/replay.hpp). A step that overlaps t_compute of work with a
-// pass of t_comm then ends at max(t_comm, t_compute + σ/(1+σ)·t_comm): compute runs slowed for
-// t_comm (doing t_comm/(1+σ) of its work) and at full rate after; if the pass outlasts even the slowed
-// compute (t_comm ≥ (1+σ)·t_compute), the pass sets the step and compute is busy (1+σ)·t_compute.
-struct Timeline {
-  double sigma = 0;
-  double time = 0, compute = 0, comm = 0, bytes = 0;
-  void compute_only(double t) {
-    time += t;
-    compute += t;
-  }
-  void comm_only(double t, double sent) {
-    time += t;
-    comm += t;
-    bytes += sent;
-  }
-  void overlapped(double t_compute, double t_comm, double sent) {
-    const double stretched = t_compute + sigma / (1 + sigma) * t_comm;
-    time += std::max(t_comm, stretched);
-    compute += std::min(stretched, (1 + sigma) * t_compute);
-    comm += t_comm;
-    bytes += sent;
-  }
-};
+using detail::Timeline;
 
 // Shapes of RSA on one rank (strategies/rsa.cpp): bh = B·H query batches, bkv = B·Hkv, c = s/P rows,
 // s columns, d head dim.
@@ -179,16 +189,9 @@ class RsaModel {
     Timeline t;
     t.sigma = sigma_;
     forward(t);
-    CostEstimate e;
-    e.forward_s = t.time;
+    t.end_forward();
     if (backward) this->backward(t);
-    e.step_s = t.time;
-    e.backward_s = t.time - e.forward_s;
-    e.compute_s = t.compute;
-    e.comm_s = t.comm;
-    e.exposed_comm_s = std::max(0.0, t.time - t.compute);
-    e.bytes_sent = t.bytes;
-    return e;
+    return t.estimate();
   }
 
  private:
@@ -285,16 +288,23 @@ class RsaModel {
 }  // namespace
 
 namespace {
-// The closed form is one SP group alone on its links: RSA's attention core, no DP replicas.
+// The closed form is one SP group alone on its links: a registered strategy's attention core, no DP
+// replicas.
 bool has_closed_form(const Config& config) {
-  return config.strategy.name == "rsa" && config.workload.scope == models::Scope::attention &&
-         config.parallel.dp == 1;
+  const std::string& s = config.strategy.name;
+  const bool known = s == "rsa" || s == "ulysses" || s == "ring" || s == "allgather_kv";
+  return known && config.workload.scope == models::Scope::attention && config.parallel.dp == 1;
 }
 }  // namespace
 
 std::optional<CostEstimate> closed_form(const Config& config, const HardwareModel& hw) {
   if (!has_closed_form(config)) return std::nullopt;
-  return RsaModel(config, hw).estimate(config.workload.passes == models::Passes::fwd_bwd);
+  const bool backward = config.workload.passes == models::Passes::fwd_bwd;
+  const std::string& s = config.strategy.name;
+  if (s == "ulysses") return detail::ulysses_closed_form(config, hw, backward);
+  if (s == "ring") return detail::ring_closed_form(config, hw, backward);
+  if (s == "allgather_kv") return detail::allgather_kv_closed_form(config, hw, backward);
+  return RsaModel(config, hw).estimate(backward);
 }
 
 std::optional<CostEstimate> closed_form(const Config& config) {

@@ -11,6 +11,8 @@
 //         ring all-reduce          base + 2(P−1)(α + nβ/P)
 //         ring reduce-scatter      base + (P−1)(α + nβ/P)
 //         one ring pass (sendrecv) base + α + nβ          (every rank sends n to its successor)
+//         all-to-all, pairwise     base + (P−1)(α + nβ/P)   (one n/P message per step)
+//         all-to-all, direct       base + α + (P−1)·nβ/P    (all P−1 messages at once share the port)
 //     Across nodes the ring runs C = GPUs-per-node channels of n/C each, one per NIC, and a step
 //     costs its slowest hop: max(α_intra + nβ_intra/P, α_inter + nβ_inter/(C·P)). Where the
 //     collective tuner picks an algorithm other than ring (tree across nodes, NVLS on H100), the
@@ -20,6 +22,13 @@
 //         one step = max(t_compute(step), t_pass),   a ring over P chunks = Σ_{steps<P−1} max(·) + t_last,
 //     and the dK/dV reductions are sequential (gemm, collective, slice) except the `ring` variant,
 //     whose accumulator pass overlaps computing the next partial: P−1 steps of max(t_chunk, t_pass) + t_add.
+//     Ulysses (cost_model_ulysses.cpp) overlaps nothing: all-to-alls of q, k, v (or one of the packed
+//     buffer, `fused`), attention on H/P heads over the whole sequence, all-to-all of o; mirrored in
+//     backward. all-gather-KV (cost_model_allgather_kv.cpp): AG(K) + AG(V) + attention; fills +
+//     attention backward + RS(dK) + RS(dV). Ring Attention (cost_model_ring.cpp): per step
+//     max(t_block, t_K/V passes) forward; backward each step overlaps the block's gradient with the
+//     K/V pass and the previous step's dK/dV accumulator pass; under a causal mask each rank's blocks
+//     have their own unmasked fraction and the slowest rank sets the step.
 //     Communication kernels slow concurrent compute by simulation.compute_slowdown σ, which turns
 //     max(t_compute, t_pass) into max(t_pass, t_compute + σ/(1+σ)·t_pass) (derived in cost_model.cpp).
 //
@@ -66,7 +75,9 @@ class HardwareModel {
   // One ring pass of `bytes` per rank (rank r → r+1): the slowest rank's sendrecv, seconds.
   [[nodiscard]] double ring_pass_s(double bytes) const;
   // A collective over the SP group with the config's algorithm choice ("auto" → the tuner's pick).
-  // kind: "all_reduce" | "reduce_scatter" | "all_gather"; bytes as in nccl-tests' size column.
+  // kind: "all_reduce" | "reduce_scatter" | "all_gather" | "all_to_all"; bytes as in nccl-tests' size
+  // column (all_to_all: the send buffer, n/P to each rank). Ring, pairwise and direct by the formulas
+  // above, other algorithms (tree, NVLS, hierarchical) by their own estimate.
   [[nodiscard]] double collective_s(const std::string& kind, double bytes) const;
 
  private:
@@ -74,8 +85,9 @@ class HardwareModel {
   std::unique_ptr<Impl> impl_;
 };
 
-// The closed form of `config`'s step, or nullopt when the strategy/scope has none yet (the compare
-// table then shows "n/a"). Throws InputError for an invalid cluster or degree.
+// The closed form of `config`'s step at attention scope for rsa, ulysses, ring and allgather_kv (one SP
+// group, parallel.dp = 1), else nullopt (the compare table then shows "n/a"). Throws InputError for an
+// invalid cluster or degree.
 [[nodiscard]] std::optional<CostEstimate> closed_form(const Config& config);
 [[nodiscard]] std::optional<CostEstimate> closed_form(const Config& config, const HardwareModel& hw);
 

@@ -3,21 +3,14 @@
 
 #include <algorithm>
 
+#include "analysis/memory_moments.hpp"
 #include "strategies/layer.hpp"
 
 namespace spsim::analysis {
 
 namespace {
 
-struct Moment {
-  std::string name;
-  std::vector<MemoryTerm> terms;
-  [[nodiscard]] double total() const {
-    double t = 0;
-    for (const auto& x : terms) t += x.bytes;
-    return t;
-  }
-};
+using detail::Moment;
 
 // Element counts of RSA on one rank, already multiplied by the dtype's size.
 struct RsaSizes {
@@ -88,15 +81,27 @@ double layer_saved_bytes(const Config& c) {
   return (5 * rows * hidden + 4 * rows + 2 * rows * ffn) * e;
 }
 
-MemoryEstimate from_moments(const std::vector<Moment>& moments, const RsaSizes& z) {
+MemoryEstimate from_moments(const std::vector<Moment>& moments) {
   const auto worst = std::max_element(moments.begin(), moments.end(),
                                       [](const Moment& a, const Moment& b) { return a.total() < b.total(); });
   MemoryEstimate e;
   e.peak_bytes = worst->total();
   e.peak_at = worst->name;
   e.terms = worst->terms;
-  e.full_grad_buffer_bytes = z.ring_reduction ? 0 : z.f;
-  e.score_rows_bytes = z.s;
+  return e;
+}
+
+// The other strategies at attention scope (analysis/memory_moments.cpp).
+std::optional<MemoryEstimate> other_strategy(const Config& c, bool backward) {
+  if (c.workload.scope != models::Scope::attention) return std::nullopt;
+  const std::string& s = c.strategy.name;
+  if (s == "ulysses") return from_moments(detail::ulysses_moments(c, backward));
+  if (s == "ring") return from_moments(detail::ring_moments(c, backward));
+  if (s != "allgather_kv") return std::nullopt;
+  MemoryEstimate e = from_moments(detail::allgather_kv_moments(c, backward));
+  if (backward)  // the full-length dK/dV partials before their reduce-scatter
+    e.full_grad_buffer_bytes = static_cast<double>(c.workload.batch * c.model.kv_heads * c.workload.seq_len *
+                                                   c.model.head_dim * rt::dtype_bytes(c.workload.dtype));
   return e;
 }
 
@@ -114,10 +119,12 @@ double model_parameters(const models::ModelSpec& model) {
 }
 
 std::optional<MemoryEstimate> memory_model(const Config& c) {
-  if (c.strategy.name != "rsa") return std::nullopt;
   const bool backward = c.workload.passes == models::Passes::fwd_bwd;
+  if (c.strategy.name != "rsa") return other_strategy(c, backward);
   const RsaSizes z(c);
-  MemoryEstimate e = from_moments(rsa_moments(c, backward), z);
+  MemoryEstimate e = from_moments(rsa_moments(c, backward));
+  e.full_grad_buffer_bytes = z.ring_reduction ? 0 : z.f;
+  e.score_rows_bytes = z.s;
   if (c.workload.scope == models::Scope::attention) return e;
   // Layer and model: the attention core's peak sits on top of what the layers keep. Its inputs
   // q, k, v are also what the attention keeps of a layer, and probs is the RSA state carried to backward.

@@ -18,6 +18,26 @@
 //             softmax'   In + Q + 3S + K                            (probs, dprobs, dscores; dV)
 //             dq ring    In + Q + 2S + K + Q + R·K + Bk             (probs freed; dq)
 //             dK reduce  In + Q + 2S + K + Q + red
+//
+// Ulysses (strategies/ulysses.cpp; analysis/memory_moments.cpp), T = Q + 2Kr the head-sharded q, k, v
+// (Kr = rep·K, rep = P/Hkv copies of each kv head when Hkv < P, else 1), L = B·H·c lse:
+//   forward   to heads    In + [2Kr replicated k, v] + T            (fused: + 2T packed send and receive
+//                                                                   + max_i(prefix_i + 2·x_i) for the
+//                                                                   slice and permute of x = q, k, v)
+//             attention   In + T + Q + L + Q                        (head-sharded q, k, v, o, lse; o back)
+//   backward  attention   In + Q + T + Q + L + Q + T                (+ dO heads, dq, dk, dv heads)
+//             to sequence In + Q + Q + T + T                        (q, k, v, o, lse freed; fused: + 4T for
+//                                                                   the permuted parts, send, receive, slices)
+//             replicas    In + Q + Q + T + T + 2K + rep             (replicated gradients summed into dk, dv)
+// Ring Attention (strategies/ring.cpp), L = B·H·c, o and lse kept from the forward:
+//   forward   In + Q + L + (4K for P ≥ 3, 2K for P = 2) + Q + L      (K/V in use and arriving, a block's o, lse)
+//   backward  In + Q + L + (Q + 2K) + X                              (dq, dk, dv; X = 10K for P ≥ 4: K/V in use
+//                                                                   and arriving, accumulator in flight, the one
+//                                                                   arriving, the fresh partial; 8K at P = 3, 6K
+//                                                                   at P = 2)
+// all-gather-KV (strategies/allgather_kv.cpp), F = B·Hkv·s·d the gathered K:
+//   forward   In + 2F + Q + L;   backward attention In + 2F + Q + L + Q + 2F;
+//   reduce-scatter In + Q + Q + 2F + 2K (gathered K, V and lse freed).
 // NCCL's internal staging buffers are fixed-size (not proportional to n) and are not counted.
 //
 // The s/P × s rows dominate: S / F = (H/Hkv)·(c/d), so F matters only when s/P is near the head dim;
@@ -62,7 +82,8 @@ struct MemoryEstimate {
   double activations_bytes = 0;       // kept for backward, all layers (scope layer/model)
 };
 
-// nullopt when the strategy has no memory model yet. Throws nothing for a valid config.
+// nullopt when the strategy has no memory model yet (Ulysses, Ring Attention and all-gather-KV have one at
+// attention scope only). Throws nothing for a valid config.
 [[nodiscard]] std::optional<MemoryEstimate> memory_model(const Config& config);
 
 // Parameters of one layer (strategies/layer_param_shapes).

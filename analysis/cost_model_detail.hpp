@@ -1,0 +1,83 @@
+// Internals of the closed forms (analysis/cost_model*.cpp): one rank's timeline and the per-strategy models.
+#pragma once
+
+#include <algorithm>
+
+#include "analysis/cost_model.hpp"
+
+namespace spsim::analysis::detail {
+
+// Accumulates one rank's timeline: phases run back to back; a ring step overlaps compute and a pass.
+// While a communication kernel runs, compute progresses at 1/(1+σ) of its rate (σ =
+// simulation.compute_slowdown, sim/replay/replay.hpp). A step that overlaps t_compute of work with a
+// pass of t_comm, both starting together, then ends at max(t_comm, t_compute + σ/(1+σ)·t_comm):
+// compute runs slowed for t_comm (doing t_comm/(1+σ) of its work) and at full rate after; if the pass
+// outlasts even the slowed compute (t_comm ≥ (1+σ)·t_compute), the pass sets the step and compute is
+// busy (1+σ)·t_compute.
+struct Timeline {
+  double sigma = 0;
+  double time = 0, compute = 0, comm = 0, bytes = 0;
+  double forward_end = 0;
+  void compute_only(double t) {
+    time += t;
+    compute += t;
+  }
+  void comm_only(double t, double sent) {
+    time += t;
+    comm += t;
+    bytes += sent;
+  }
+  void overlapped(double t_compute, double t_comm, double sent) {
+    const double stretched = t_compute + sigma / (1 + sigma) * t_comm;
+    time += std::max(t_comm, stretched);
+    compute += std::min(stretched, (1 + sigma) * t_compute);
+    comm += t_comm;
+    bytes += sent;
+  }
+  // A step whose communication stream is busy for t_first then t_rest back to back (from the step's
+  // start), while compute runs t_compute from the start and then t_after once the first communication
+  // has ended (it needs what arrived: Ring Attention's accumulator add). With t_first = t_after = 0
+  // this is overlapped(t_compute, t_rest).
+  void overlapped_then(double t_compute, double t_first, double t_rest, double t_after, double sent) {
+    const double comm_end = t_first + t_rest;
+    const double pre_end = compute_end(0, t_compute, comm_end);
+    const double after_start = std::max(pre_end, t_first),
+                 after_end = compute_end(after_start, t_after, comm_end);
+    time += std::max(comm_end, after_end);
+    compute += pre_end + (after_end - after_start);
+    comm += comm_end;
+    bytes += sent;
+  }
+  // When compute of `work` seconds (at the full rate) that starts at `start` ends, if communication
+  // slows it by 1 + σ until `comm_end`.
+  [[nodiscard]] double compute_end(double start, double work, double comm_end) const {
+    if (start >= comm_end) return start + work;
+    const double slowed_work = (comm_end - start) / (1 + sigma);  // work done before comm_end
+    return work <= slowed_work ? start + work * (1 + sigma) : comm_end + (work - slowed_work);
+  }
+  void end_forward() { forward_end = time; }
+  [[nodiscard]] CostEstimate estimate() const {
+    CostEstimate e;
+    e.forward_s = forward_end;
+    e.step_s = time;
+    e.backward_s = time - forward_end;
+    e.compute_s = compute;
+    e.comm_s = comm;
+    e.exposed_comm_s = std::max(0.0, time - compute);
+    e.bytes_sent = bytes;
+    return e;
+  }
+};
+
+// t_op of an attention block: 0 when the mask hides every pair (the op is skipped, never launched).
+[[nodiscard]] inline double attention_op_s(const HardwareModel& hw, const rt::OpCost& cost) {
+  return cost.bytes() == 0 ? 0 : hw.op_time_s(cost);
+}
+
+// One model per strategy family (attention scope); `backward`: passes fwd+bwd.
+[[nodiscard]] CostEstimate ulysses_closed_form(const Config& config, const HardwareModel& hw, bool backward);
+[[nodiscard]] CostEstimate ring_closed_form(const Config& config, const HardwareModel& hw, bool backward);
+[[nodiscard]] CostEstimate allgather_kv_closed_form(const Config& config, const HardwareModel& hw,
+                                                    bool backward);
+
+}  // namespace spsim::analysis::detail

@@ -1,0 +1,107 @@
+// The memory moments of Ulysses, Ring Attention and all-gather-KV (derivations in memory_model.hpp).
+#include "analysis/memory_moments.hpp"
+
+#include <algorithm>
+
+namespace spsim::analysis::detail {
+
+namespace {
+
+// Byte sizes of one rank's tensors, B·heads·rows·d·bytes; c = s/P local tokens.
+struct Sizes {
+  double e, q, k, lse, p;
+  explicit Sizes(const Config& c)
+      : e(static_cast<double>(rt::dtype_bytes(c.workload.dtype))),
+        q(e * static_cast<double>(c.workload.batch * c.model.heads *
+                                  (c.workload.seq_len / c.strategy.degree) * c.model.head_dim)),
+        k(q * static_cast<double>(c.model.kv_heads) / static_cast<double>(c.model.heads)),
+        lse(e *
+            static_cast<double>(c.workload.batch * c.model.heads * (c.workload.seq_len / c.strategy.degree))),
+        p(c.strategy.degree) {}
+  [[nodiscard]] MemoryTerm inputs(bool backward) const {
+    return backward ? MemoryTerm{"q, k, v, do inputs", 2 * q + 2 * k}
+                    : MemoryTerm{"q, k, v inputs", q + 2 * k};
+  }
+};
+
+std::vector<MemoryTerm> with(std::vector<MemoryTerm> a, const std::vector<MemoryTerm>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+std::vector<Moment> ulysses_moments(const Config& c, bool backward) {
+  const Sizes z(c);
+  const int p = c.strategy.degree;
+  const double rep = c.model.kv_heads % p == 0 ? 1 : static_cast<double>(p / c.model.kv_heads);
+  const double kr = z.k * rep, t = z.q + 2 * kr, ones = rep * z.e;
+  const bool fused = c.strategy.options.at("qkv_fusion") == "fused";
+  const MemoryTerm in = z.inputs(backward);
+  std::vector<Moment> m;
+  std::vector<MemoryTerm> reps;  // the replicated K, V, alive while they go to the head layout
+  if (rep > 1) {
+    m.push_back({"forward replicate K, V", {in, {"replicated k, v", 2 * kr}, {"ones", ones}}});
+    reps.push_back({"replicated k, v", 2 * kr});
+  }
+  if (!fused) {
+    m.push_back({"forward to heads", with(with({in}, reps), {{"q, k, v head-sharded", t}})});
+  } else {
+    // Packed send and receive buffers; per tensor i a slice (freed) and its permute (kept):
+    // prefix_i + 2·x_i at tensor i.
+    const double x[3] = {z.q, kr, kr};
+    double prefix = 0, worst = 0;
+    for (double xi : x) worst = std::max(worst, prefix + 2 * xi), prefix += xi;
+    m.push_back({"forward to heads (fused)",
+                 with(with({in}, reps),
+                      {{"packed send, receive", 2 * t}, {"unpacked so far, slice, permute", worst}})});
+  }
+  const std::vector<MemoryTerm> kept = {{"q, k, v head-sharded", t}, {"o head-sharded, lse", z.q + z.lse}};
+  m.push_back({"forward attention, o to sequence", with(with({in}, kept), {{"o", z.q}})});
+  if (!backward) return m;
+  const std::vector<MemoryTerm> held = with(with({in}, {{"o", z.q}}), kept);
+  m.push_back({"backward attention", with(held, {{"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}})});
+  const std::vector<MemoryTerm> grads = {
+      in, {"o", z.q}, {"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}};
+  if (!fused)
+    m.push_back({"backward to sequence", with(grads, {{"dq, dk, dv", t}})});
+  else
+    m.push_back({"backward to sequence (fused)",
+                 with(grads, {{"permuted parts, packed send, receive", 3 * t}, {"dq, dk, dv slices", t}})});
+  if (rep > 1)
+    m.push_back({"backward sum replicas",
+                 with(grads, {{"dq, dk, dv (replicated)", t}, {"dk, dv", 2 * z.k}, {"ones", ones}})});
+  return m;
+}
+
+std::vector<Moment> ring_moments(const Config& c, bool backward) {
+  const Sizes z(c);
+  const int p = c.strategy.degree;
+  const MemoryTerm in = z.inputs(backward), o{"o, lse", z.q + z.lse};
+  // Forward step 1..P−2: the K/V block in use and the next one arriving, plus a block's o and lse.
+  const double fwd_bufs = p >= 3 ? 4 * z.k : p == 2 ? 2 * z.k : 0;
+  std::vector<Moment> m = {{"forward ring", {in, o, {"k/v blocks in use and arriving", fwd_bufs}}}};
+  if (p >= 2) m.back().terms.push_back({"block o, lse", z.q + z.lse});
+  if (!backward) return m;
+  // Backward step 2..P−2: K/V in use and arriving (4K), the accumulator in flight, the one arriving
+  // and the fresh partial (6K); P = 3 has no arriving K/V at step 2 and P = 2 no step 2 at all.
+  const double bwd_bufs = p >= 4 ? 10 * z.k : p == 3 ? 8 * z.k : p == 2 ? 6 * z.k : 0;
+  m.push_back({"backward ring",
+               {in, o, {"dq, dk, dv", z.q + 2 * z.k}, {"k/v blocks and dk/dv accumulators", bwd_bufs}}});
+  return m;
+}
+
+std::vector<Moment> allgather_kv_moments(const Config& c, bool backward) {
+  const Sizes z(c);
+  const double f = z.k * z.p;  // a gathered K: B·Hkv·s·d
+  const MemoryTerm in = z.inputs(backward);
+  const std::vector<MemoryTerm> fwd = {in, {"gathered k, v", 2 * f}, {"o, lse", z.q + z.lse}};
+  std::vector<Moment> m = {{"forward attention", fwd}};
+  if (!backward) return m;
+  m.push_back({"backward attention", with(fwd, {{"dq", z.q}, {"full-length dk, dv", 2 * f}})});
+  m.push_back({"backward reduce-scatter",
+               {in, {"o", z.q}, {"dq", z.q}, {"full-length dk, dv", 2 * f}, {"dk, dv", 2 * z.k}}});
+  return m;
+}
+
+}  // namespace spsim::analysis::detail
