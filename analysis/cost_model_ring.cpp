@@ -21,11 +21,10 @@
 //   1 + σ while a pass runs. Communication-bound, the last step's add is therefore not hidden.
 // The model follows each rank on its own, which is exact when no rank waits for a slower neighbour's
 // pass: the critical rank (most unmasked work: rank P−1 with the contiguous layout under causal)
-// receives each block from a rank that is no further behind. (Under causal, contiguous, the simulator
-// may name rank 0 as the one finishing last: it waits for rank P−1's last dK/dV accumulator and adds
-// it, ending at the same instant as rank P−1, so the step agrees though the compute/comm split is the
-// heavy rank's here and the idle rank's there.) A rank sends 2(P−1)·|k| forward and
-// 4(P−1)·|k| backward.
+// receives each block from a rank that is no further behind. (Under causal, contiguous, rank 0 waits
+// for rank P−1's last dK/dV accumulator and ends at the same instant; the simulator's summary breaks
+// such ties towards the busier rank, so both report the heavy rank's compute/comm split.) A rank sends
+// 2(P−1)·|k| forward and 4(P−1)·|k| backward.
 #include "analysis/cost_model_detail.hpp"
 #include "strategies/layouts.hpp"
 

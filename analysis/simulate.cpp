@@ -170,7 +170,11 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
       s.bytes_sent_by_kind[kind] = std::max(s.bytes_sent_by_kind[kind], bytes);
     s.bytes_sent_max = std::max(s.bytes_sent_max, s.ranks.back().bytes_sent);
     s.peak_memory_bytes = std::max(s.peak_memory_bytes, memory.back().peak_bytes);
-    if (tl.finish > res.ranks[static_cast<std::size_t>(s.critical_rank)].finish)
+    // Ties go to the busier rank: a rank that only waits for the busiest one's last message ends
+    // with it, but its compute/exposed split says nothing about what sets the step.
+    const auto& best = res.ranks[static_cast<std::size_t>(s.critical_rank)];
+    const double best_compute = s.ranks[static_cast<std::size_t>(s.critical_rank)].compute_s;
+    if (tl.finish > best.finish || (tl.finish == best.finish && s.ranks.back().compute_s > best_compute))
       s.critical_rank = static_cast<int>(r);
     for (const auto& rec : traces[r].records)
       if (const auto* op = std::get_if<rt::trace::ComputeOp>(&rec); op && op->skipped) ++s.skipped_ops;

@@ -48,7 +48,7 @@ struct SimSummary {
   std::vector<OpSummary> top_ops;
   std::uint64_t events = 0;  // simulator events processed
   // Added by the replay helper:
-  int critical_rank = 0;                          // the rank whose last op ends last (ties: the lowest)
+  int critical_rank = 0;                          // the rank whose last op ends last (ties: the busiest)
   std::string cluster;                            // preset name (or "custom")
   std::string gpu;                                // GPU spec name
   int gpus = 0;                                   // GPUs in the cluster
