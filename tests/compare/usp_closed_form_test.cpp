@@ -160,3 +160,31 @@ TEST_CASE("memory model: USP peaks by hand, and u = P is Ulysses'") {
     CHECK(whole->peak_bytes == ulysses->peak_bytes);
   }
 }
+
+TEST_CASE("closed form vs simulator: USP across two DGX H100 nodes (P = 16)") {
+  // u = 8: each Ulysses group is one node's NVSwitch; ring group j = {j, 8 + j} passes K/V between
+  // the nodes, every GPU over its own NIC (one rail per GPU), so the 8 rings share no link and every
+  // pass is one inter-node sendrecv α + nβ. u = 4, 2: the ring alternates NVLink and network hops and
+  // each step is charged the slower one (HardwareModel::ring_pass_s); the all-to-alls stay in a node.
+  std::map<std::string, double> worst;
+  for (const auto& [model, kv_heads] : {std::pair{llama, 8}, std::pair{bert, 16}})
+    for (int u : {8, 4, 2})
+      for (bool causal : {false, true})
+        for (const std::string passes : {"fwd", "fwd+bwd"}) {
+          const Config cfg = config(model, 32768, 16, "usp", usp(u, kv_heads), causal, passes, "dgx-h100", 2);
+          CAPTURE(cfg.model.name);
+          CAPTURE(u);
+          CAPTURE(causal);
+          CAPTURE(passes);
+          const SimSummary sim = simulate(cfg, {{}, false});
+          const auto closed = closed_form(cfg);
+          REQUIRE(closed);
+          const double ratio = sim.step_time_s / closed->step_s;
+          CAPTURE(ratio);
+          double& w = worst[cfg.model.name + " u=" + std::to_string(u)];
+          w = std::max(w, std::abs(ratio - 1));
+          CHECK(std::abs(ratio - 1) < 0.02);
+          CHECK(std::abs(sim.bytes_sent_max / closed->bytes_sent - 1) < 1e-9);
+        }
+  for (const auto& [name, w] : worst) MESSAGE("worst |sim/closed − 1| of usp 2 x dgx-h100 " << name << ": " << w);
+}
