@@ -57,10 +57,13 @@ RingLevel::RingLevel(const Config& c, const HardwareModel& hw, int u, std::int64
   }
 }
 
-double RingLevel::kv_bytes() const { return static_cast<double>(rt::numel(kv()) * rt::dtype_bytes(dt_)); }
+double RingLevel::kv_bytes() const {
+  return static_cast<double>(rt::numel(kv()) * rt::dtype_bytes(dt_));
+}
 
 rt::Mask RingLevel::mask(int r, int owner) const {
-  return rt::Mask{causal_, &positions_[static_cast<std::size_t>(r)], &positions_[static_cast<std::size_t>(owner)]};
+  return rt::Mask{causal_, &positions_[static_cast<std::size_t>(r)],
+                  &positions_[static_cast<std::size_t>(owner)]};
 }
 
 void RingLevel::forward(Timeline& t, int r) const {
@@ -82,8 +85,8 @@ void RingLevel::backward(Timeline& t, int r) const {
   t.compute_only(op(rt::cost::fill(q(), dt_)) + 2 * fill);
   for (int j = 0; j < p_; ++j) {
     const rt::Mask m = mask(r, (r - j + p_) % p_);
-    const double c = attention_op_s(hw_, rt::cost::attention_backward(q(), kv(), kv(), dt_, m)) +
-                     (j >= 1 ? 2 * fill : 0);
+    const double c =
+        attention_op_s(hw_, rt::cost::attention_backward(q(), kv(), kv(), dt_, m)) + (j >= 1 ? 2 * fill : 0);
     const int acc = j >= 2 ? 1 : 0, next = j + 1 < p_ ? 1 : 0;
     if (acc + next > 0)
       t.overlapped_then(c, acc * pass_, next * pass_, acc * 2 * add, (acc + next) * sent);

@@ -37,12 +37,17 @@ UlyssesExchange::UlyssesExchange(const Config& c, const HardwareModel& hw, std::
       hkv_(c.model.kv_heads * rep_) {}  // kv head slots sent (Hkv, or u with replication)
 
 // Elements of a sequence-sharded tensor with `heads` heads: B·heads·c·d.
-double UlyssesExchange::numel(std::int64_t heads) const { return static_cast<double>(b_ * heads * c_ * d_); }
-Shape UlyssesExchange::flat(std::int64_t heads) const { return {b_ * heads * c_ * d_}; }
+double UlyssesExchange::numel(std::int64_t heads) const {
+  return static_cast<double>(b_ * heads * c_ * d_);
+}
+Shape UlyssesExchange::flat(std::int64_t heads) const {
+  return {b_ * heads * c_ * d_};
+}
 
 void UlyssesExchange::all_to_all(Timeline& t, double elements) const {
   const double n = elements * static_cast<double>(rt::dtype_bytes(dt_));
-  t.comm_only(hw_.collective_s("all_to_all", n, group_), static_cast<double>(u_ - 1) / static_cast<double>(u_) * n);
+  t.comm_only(hw_.collective_s("all_to_all", n, group_),
+              static_cast<double>(u_ - 1) / static_cast<double>(u_) * n);
 }
 
 // K or V [B·Hkv, c, d] → [B·Hkv, rep, c·d]: a fill of the ones column and one broadcast gemm; `reduce`:
@@ -65,7 +70,7 @@ void UlyssesExchange::exchange_three(Timeline& t, bool to_heads) const {
   }
   const double total = numel(h_ + 2 * hkv_);
   if (!to_heads)
-    for (auto hx : heads) t.compute_only(op(rt::cost::copy(flat(hx), dt_)));   // permute
+    for (auto hx : heads) t.compute_only(op(rt::cost::copy(flat(hx), dt_)));    // permute
   t.compute_only(op(rt::cost::copy({static_cast<std::int64_t>(total)}, dt_)));  // concat
   all_to_all(t, total);
   for (auto hx : heads) {
@@ -79,8 +84,12 @@ void UlyssesExchange::qkv_to_heads(Timeline& t) const {
   exchange_three(t, true);
 }
 // o, dO: one tensor each, never packed.
-void UlyssesExchange::o_to_sequence(Timeline& t) const { all_to_all(t, numel(h_)); }
-void UlyssesExchange::do_to_heads(Timeline& t) const { all_to_all(t, numel(h_)); }
+void UlyssesExchange::o_to_sequence(Timeline& t) const {
+  all_to_all(t, numel(h_));
+}
+void UlyssesExchange::do_to_heads(Timeline& t) const {
+  all_to_all(t, numel(h_));
+}
 void UlyssesExchange::grads_to_sequence(Timeline& t) const {
   exchange_three(t, false);
   if (rep_ > 1) t.compute_only(2 * replicate(true));

@@ -37,10 +37,14 @@ namespace {
 
 // K/V blocks a Ring Attention rank holds beyond its inputs (memory_model.hpp), k = one block.
 // Forward step 1..P−2: the block in use and the next one arriving.
-double ring_forward_buffers(int p, double k) { return p >= 3 ? 4 * k : p == 2 ? 2 * k : 0; }
+double ring_forward_buffers(int p, double k) {
+  return p >= 3 ? 4 * k : p == 2 ? 2 * k : 0;
+}
 // Backward step 2..P−2: K/V in use and arriving (4K), the accumulator in flight, the one arriving and
 // the fresh partial (6K); P = 3 has no arriving K/V at step 2 and P = 2 no step 2 at all.
-double ring_backward_buffers(int p, double k) { return p >= 4 ? 10 * k : p == 3 ? 8 * k : p == 2 ? 6 * k : 0; }
+double ring_backward_buffers(int p, double k) {
+  return p >= 4 ? 10 * k : p == 3 ? 8 * k : p == 2 ? 6 * k : 0;
+}
 
 // Ulysses over groups of u ranks around an inner attention on the head-sharded q, k, v: a local block
 // (ulysses, ring_r = 0) or Ring Attention over ring groups of ring_r ranks (usp), whose moments sit
@@ -110,11 +114,15 @@ std::vector<Moment> ring_moments(const Config& c, bool backward) {
   const Sizes z(c);
   const int p = c.strategy.degree;
   const MemoryTerm in = z.inputs(backward), o{"o, lse", z.q + z.lse};
-  std::vector<Moment> m = {{"forward ring", {in, o, {"k/v blocks in use and arriving", ring_forward_buffers(p, z.k)}}}};
+  std::vector<Moment> m = {
+      {"forward ring", {in, o, {"k/v blocks in use and arriving", ring_forward_buffers(p, z.k)}}}};
   if (p >= 2) m.back().terms.push_back({"block o, lse", z.q + z.lse});
   if (!backward) return m;
   m.push_back({"backward ring",
-               {in, o, {"dq, dk, dv", z.q + 2 * z.k}, {"k/v blocks and dk/dv accumulators", ring_backward_buffers(p, z.k)}}});
+               {in,
+                o,
+                {"dq, dk, dv", z.q + 2 * z.k},
+                {"k/v blocks and dk/dv accumulators", ring_backward_buffers(p, z.k)}}});
   return m;
 }
 

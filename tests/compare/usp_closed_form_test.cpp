@@ -13,8 +13,9 @@ using namespace spsim::analysis;
 
 namespace {
 
-Config config(const Json& model, std::int64_t seq, int degree, const std::string& strategy, const Json& options,
-              bool causal, const std::string& passes, const std::string& cluster = "dgx-a100", int nodes = 1) {
+Config config(const Json& model, std::int64_t seq, int degree, const std::string& strategy,
+              const Json& options, bool causal, const std::string& passes,
+              const std::string& cluster = "dgx-a100", int nodes = 1) {
   Json doc = {{"schema_version", 1},
               {"model", model},
               {"workload", {{"seq_len", seq}, {"passes", passes}, {"causal", causal}}},
@@ -30,8 +31,8 @@ Json usp(int u, std::int64_t kv_heads, const std::string& fusion = "separate") {
           {"kv_replication", (u > 0 ? u : 8) > kv_heads ? "replicate" : "none"}};
 }
 
-const Json llama = {{"preset", "llama3-8b"}};  // GQA: 32 query heads, 8 kv heads
-const Json bert = {{"preset", "bert-large"}};  // MHA: 16 heads
+const Json llama = {{"preset", "llama3-8b"}};                          // GQA: 32 query heads, 8 kv heads
+const Json bert = {{"preset", "bert-large"}};                          // MHA: 16 heads
 const Json gqa4 = {{"hidden", 4096}, {"heads", 32}, {"kv_heads", 4}};  // kv_heads 4 < u = 8: replication
 
 }  // namespace
@@ -88,16 +89,18 @@ TEST_CASE("closed form: USP with u = P is Ulysses, with u = 1 Ring Attention (zi
           CAPTURE(causal);
           CAPTURE(passes);
           CAPTURE(fusion);
-          const auto whole = closed_form(config(model, 16384, 8, "usp", usp(8, kv_heads, fusion), causal, passes));
-          const auto ulysses = closed_form(
-              config(model, 16384, 8, "ulysses", {{"qkv_fusion", fusion}}, causal, passes));
+          const auto whole =
+              closed_form(config(model, 16384, 8, "usp", usp(8, kv_heads, fusion), causal, passes));
+          const auto ulysses =
+              closed_form(config(model, 16384, 8, "ulysses", {{"qkv_fusion", fusion}}, causal, passes));
           REQUIRE(whole);
           REQUIRE(ulysses);
           CHECK(whole->step_s == doctest::Approx(ulysses->step_s).epsilon(1e-12));
           CHECK(whole->bytes_sent == doctest::Approx(ulysses->bytes_sent).epsilon(1e-12));
           if (fusion == "fused") continue;
           const auto one = closed_form(config(model, 16384, 8, "usp", usp(1, kv_heads), causal, passes));
-          const auto ring = closed_form(config(model, 16384, 8, "ring", {{"layout", "zigzag"}}, causal, passes));
+          const auto ring =
+              closed_form(config(model, 16384, 8, "ring", {{"layout", "zigzag"}}, causal, passes));
           REQUIRE(one);
           REQUIRE(ring);
           CHECK(one->step_s == doctest::Approx(ring->step_s).epsilon(1e-12));
@@ -112,7 +115,9 @@ TEST_CASE("cost model: bytes USP sends per rank, by hand") {
   // passed 2(r−1) = 6 times forward and 4(r−1) = 12 times backward (K, V, dK, dV): 22 MiB in all.
   // u = 4 (r = 2): 8·3/4 = 6 MiB + 6·1 MiB (ring blocks 4 heads × 2048 tokens) = 12 MiB.
   const double mib = 1 << 20;
-  auto sent = [](int u) { return closed_form(config(bert, 4096, 8, "usp", usp(u, 16), true, "fwd+bwd"))->bytes_sent; };
+  auto sent = [](int u) {
+    return closed_form(config(bert, 4096, 8, "usp", usp(u, 16), true, "fwd+bwd"))->bytes_sent;
+  };
   CHECK(sent(2) == doctest::Approx(22 * mib));
   CHECK(sent(4) == doctest::Approx(12 * mib));
 }
@@ -156,7 +161,8 @@ TEST_CASE("memory model: USP peaks by hand, and u = P is Ulysses'") {
   for (const std::string fusion : {"separate", "fused"}) {
     CAPTURE(fusion);
     const auto whole = memory_model(config(llama, 6144, 8, "usp", usp(8, 8, fusion), true, "fwd+bwd"));
-    const auto ulysses = memory_model(config(llama, 6144, 8, "ulysses", {{"qkv_fusion", fusion}}, true, "fwd+bwd"));
+    const auto ulysses =
+        memory_model(config(llama, 6144, 8, "ulysses", {{"qkv_fusion", fusion}}, true, "fwd+bwd"));
     CHECK(whole->peak_bytes == ulysses->peak_bytes);
   }
 }
@@ -186,5 +192,6 @@ TEST_CASE("closed form vs simulator: USP across two DGX H100 nodes (P = 16)") {
           CHECK(std::abs(ratio - 1) < 0.02);
           CHECK(std::abs(sim.bytes_sent_max / closed->bytes_sent - 1) < 1e-9);
         }
-  for (const auto& [name, w] : worst) MESSAGE("worst |sim/closed − 1| of usp 2 x dgx-h100 " << name << ": " << w);
+  for (const auto& [name, w] : worst)
+    MESSAGE("worst |sim/closed − 1| of usp 2 x dgx-h100 " << name << ": " << w);
 }
