@@ -13,8 +13,9 @@
 // in Ring Attention; the all-to-alls add the same time to every position, so the ring model's argument
 // (no rank waits for a slower neighbour's pass) holds unchanged, and the slowest position i sets the
 // step. u = P is Ulysses (r = 1: no passes, one block), u = 1 is Ring Attention (the all-to-alls are
-// over groups of one and cost nothing). A rank sends (u−1)/u of q, k, v, o, dO, dq, dk, dv (k, v, dk,
-// dv × rep) plus 2(r−1)·|K_r| forward and 4(r−1)·|K_r| backward, |K_r| = B·(Hkv·rep/u)·(s/r)·d·bytes.
+// over groups of one and cost nothing; qkv_fusion fused still packs and unpacks q, k, v). A rank sends
+// (u−1)/u of q, k, v, o, dO, dq, dk, dv (k, v, dk, dv × rep) plus 2(r−1)·|K_r| forward and 4(r−1)·|K_r|
+// backward, |K_r| = B·(Hkv·rep/u)·(s/r)·d·bytes.
 #include <numeric>
 
 #include "analysis/cost_model_detail.hpp"
@@ -25,7 +26,8 @@ namespace spsim::analysis::detail {
 CostEstimate usp_closed_form(const Config& config, const HardwareModel& hw, bool backward) {
   const int p = config.strategy.degree;
   const int u = strategies::usp_ulysses_degree(p, config.strategy.options);
-  std::vector<int> group0(static_cast<std::size_t>(u));  // Ulysses group 0; every group is alike
+  // Ulysses group 0: on the uniform presets every group has the same links.
+  std::vector<int> group0(static_cast<std::size_t>(u));
   std::iota(group0.begin(), group0.end(), 0);
   const UlyssesExchange ulysses(config, hw, group0);
   const RingLevel ring(config, hw, u, ulysses.kv_replication());
