@@ -115,15 +115,23 @@ struct HardwareModel::Impl {
     return costs.base_latency.seconds() + t;
   }
 
-  [[nodiscard]] double collective_s(sim::CollectiveKind kind, const std::string& algorithm, double bytes) const {
-    if (ranks.size() < 2) return 0;  // a group of one completes at once
-    sim::CollectiveCall call{kind, ranks, bytes, registry_algorithm(algorithm), config.collectives.protocol};
+  // The devices of SP ranks `group` (group order).
+  [[nodiscard]] std::vector<sim::DeviceId> devices(const std::vector<int>& group) const {
+    std::vector<sim::DeviceId> out;
+    for (int r : group) out.push_back(ranks.at(static_cast<std::size_t>(r)));
+    return out;
+  }
+
+  [[nodiscard]] double collective_s(sim::CollectiveKind kind, const std::string& algorithm, double bytes,
+                                    const std::vector<sim::DeviceId>& members) const {
+    if (members.size() < 2) return 0;  // a group of one completes at once
+    sim::CollectiveCall call{kind, members, bytes, registry_algorithm(algorithm), config.collectives.protocol};
     const sim::CollectiveChoice choice = collectives->choose(call);
     const bool ring = choice.algorithm == "ring";
     const bool p2p = kind == sim::CollectiveKind::all_to_all &&
                      (choice.algorithm == "pairwise" || choice.algorithm == "direct");
     if (!ring && !p2p) return choice.predicted.seconds();
-    const sim::GroupShape g = sim::make_group_shape(cluster, ranks);
+    const sim::GroupShape g = sim::make_group_shape(cluster, members);
     const auto costs = sim::resolve_protocol(collectives->protocols(), choice.protocol, sim::AlgorithmFamily::ring,
                                              kind, g.multi_node(), g.min_per_node);
     if (p2p) return all_to_all_s(g, costs, choice.algorithm == "pairwise", bytes);
@@ -146,20 +154,35 @@ double HardwareModel::op_time_s(const OpCost& cost) const {
   return std::max(flops_s, bytes_s) + gpu.launch_overhead.seconds();
 }
 
-double HardwareModel::ring_pass_s(double bytes) const {
-  const auto& r = impl_->ranks;
+namespace {
+std::vector<int> first_ranks(int p) {
+  std::vector<int> all(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) all[static_cast<std::size_t>(r)] = r;
+  return all;
+}
+}  // namespace
+
+double HardwareModel::ring_pass_s(double bytes) const { return ring_pass_s(bytes, first_ranks(ranks())); }
+
+double HardwareModel::ring_pass_s(double bytes, const std::vector<int>& group) const {
+  const auto r = impl_->devices(group);
   double worst = 0;
   for (std::size_t i = 0; i < r.size(); ++i) worst = std::max(worst, impl_->pass_s(r[i], r[(i + 1) % r.size()], bytes));
   return worst;
 }
 
 double HardwareModel::collective_s(const std::string& kind, double bytes) const {
+  return collective_s(kind, bytes, first_ranks(ranks()));
+}
+
+double HardwareModel::collective_s(const std::string& kind, double bytes, const std::vector<int>& group) const {
   const auto& c = impl_->config.collectives;
-  if (kind == "all_reduce") return impl_->collective_s(sim::CollectiveKind::all_reduce, c.all_reduce, bytes);
+  const auto m = impl_->devices(group);
+  if (kind == "all_reduce") return impl_->collective_s(sim::CollectiveKind::all_reduce, c.all_reduce, bytes, m);
   if (kind == "reduce_scatter")
-    return impl_->collective_s(sim::CollectiveKind::reduce_scatter, c.reduce_scatter, bytes);
-  if (kind == "all_gather") return impl_->collective_s(sim::CollectiveKind::all_gather, c.all_gather, bytes);
-  if (kind == "all_to_all") return impl_->collective_s(sim::CollectiveKind::all_to_all, c.all_to_all, bytes);
+    return impl_->collective_s(sim::CollectiveKind::reduce_scatter, c.reduce_scatter, bytes, m);
+  if (kind == "all_gather") return impl_->collective_s(sim::CollectiveKind::all_gather, c.all_gather, bytes, m);
+  if (kind == "all_to_all") return impl_->collective_s(sim::CollectiveKind::all_to_all, c.all_to_all, bytes, m);
   throw std::invalid_argument("collective_s: unknown kind " + kind);
 }
 
@@ -292,7 +315,7 @@ namespace {
 // replicas.
 bool has_closed_form(const Config& config) {
   const std::string& s = config.strategy.name;
-  const bool known = s == "rsa" || s == "ulysses" || s == "ring" || s == "allgather_kv";
+  const bool known = s == "rsa" || s == "ulysses" || s == "ring" || s == "allgather_kv" || s == "usp";
   return known && config.workload.scope == models::Scope::attention && config.parallel.dp == 1;
 }
 }  // namespace
@@ -304,6 +327,7 @@ std::optional<CostEstimate> closed_form(const Config& config, const HardwareMode
   if (s == "ulysses") return detail::ulysses_closed_form(config, hw, backward);
   if (s == "ring") return detail::ring_closed_form(config, hw, backward);
   if (s == "allgather_kv") return detail::allgather_kv_closed_form(config, hw, backward);
+  if (s == "usp") return detail::usp_closed_form(config, hw, backward);
   return RsaModel(config, hw).estimate(backward);
 }
 

@@ -28,7 +28,12 @@
 //     attention backward + RS(dK) + RS(dV). Ring Attention (cost_model_ring.cpp): per step
 //     max(t_block, t_K/V passes) forward; backward each step overlaps the block's gradient with the
 //     K/V pass and the previous step's dK/dV accumulator pass; under a causal mask each rank's blocks
-//     have their own unmasked fraction and the slowest rank sets the step.
+//     have their own unmasked fraction and the slowest rank sets the step. USP (cost_model_usp.cpp,
+//     u = ulysses_degree, r = P/u): Ulysses' all-to-alls over the u GPUs of a Ulysses group around
+//     Ring Attention at ring position i on H/u heads and s/r-token blocks, passed over the ring
+//     group's GPUs (j, u+j, …: across nodes when u fills a node);
+//         A2A_u(q, k, v) + ring_fwd(i) + A2A_u(o)   [+ A2A_u(dO) + ring_bwd(i) + A2A_u(dq, dk, dv)],
+//     the slowest i setting the step (the u members of a Ulysses group share i, so none waits).
 //     Communication kernels slow concurrent compute by simulation.compute_slowdown σ, which turns
 //     max(t_compute, t_pass) into max(t_pass, t_compute + σ/(1+σ)·t_pass) (derived in cost_model.cpp).
 //
@@ -40,6 +45,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "analysis/config.hpp"
 #include "runtime/cost.hpp"
@@ -74,18 +80,23 @@ class HardwareModel {
   [[nodiscard]] double op_time_s(const rt::OpCost& cost) const;
   // One ring pass of `bytes` per rank (rank r → r+1): the slowest rank's sendrecv, seconds.
   [[nodiscard]] double ring_pass_s(double bytes) const;
+  // The same over a subgroup: `group` lists SP ranks (0..P−1) in group order, member m sending to
+  // member m+1 — e.g. a USP ring group j, u+j, 2u+j, …, whose hops may cross nodes.
+  [[nodiscard]] double ring_pass_s(double bytes, const std::vector<int>& group) const;
   // A collective over the SP group with the config's algorithm choice ("auto" → the tuner's pick).
   // kind: "all_reduce" | "reduce_scatter" | "all_gather" | "all_to_all"; bytes as in nccl-tests' size
   // column (all_to_all: the send buffer, n/P to each rank). Ring, pairwise and direct by the formulas
   // above, other algorithms (tree, NVLS, hierarchical) by their own estimate.
   [[nodiscard]] double collective_s(const std::string& kind, double bytes) const;
+  // The same over a subgroup of SP ranks (group order), e.g. a USP Ulysses group i·u … i·u+u−1.
+  [[nodiscard]] double collective_s(const std::string& kind, double bytes, const std::vector<int>& group) const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-// The closed form of `config`'s step at attention scope for rsa, ulysses, ring and allgather_kv (one SP
+// The closed form of `config`'s step at attention scope for rsa, ulysses, ring, allgather_kv and usp (one SP
 // group, parallel.dp = 1), else nullopt (the compare table then shows "n/a"). Throws InputError for an
 // invalid cluster or degree.
 [[nodiscard]] std::optional<CostEstimate> closed_form(const Config& config);

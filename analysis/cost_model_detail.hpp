@@ -2,6 +2,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <vector>
 
 #include "analysis/cost_model.hpp"
 
@@ -74,9 +76,65 @@ struct Timeline {
   return cost.bytes() == 0 ? 0 : hw.op_time_s(cost);
 }
 
+// The all-to-alls of one Ulysses group (strategies/ulysses.cpp) around an attention on H/u heads;
+// derivation in cost_model_ulysses.cpp. `group`: the group's SP ranks (u = its size); every member
+// holds c = s/P tokens of each sequence-sharded tensor.
+class UlyssesExchange {
+ public:
+  UlyssesExchange(const Config& c, const HardwareModel& hw, std::vector<int> group);
+  void qkv_to_heads(Timeline& t) const;       // [replicate K, V]; q, k, v to the head layout
+  void o_to_sequence(Timeline& t) const;      // o back to the sequence layout
+  void do_to_heads(Timeline& t) const;        // dO to the head layout
+  void grads_to_sequence(Timeline& t) const;  // dq, dk, dv back; [sum the K/V replicas]
+  // Copies of each kv head sent: 1, or u/Hkv with kv_replication when Hkv < u.
+  [[nodiscard]] std::int64_t kv_replication() const { return rep_; }
+
+ private:
+  [[nodiscard]] double op(const rt::OpCost& c) const { return hw_.op_time_s(c); }
+  [[nodiscard]] double numel(std::int64_t heads) const;
+  [[nodiscard]] rt::Shape flat(std::int64_t heads) const;
+  void all_to_all(Timeline& t, double elements) const;
+  [[nodiscard]] double replicate(bool reduce) const;
+  void exchange_three(Timeline& t, bool to_heads) const;
+
+  const HardwareModel& hw_;
+  rt::DType dt_;
+  bool fused_;
+  std::vector<int> group_;
+  std::int64_t u_, b_, h_, c_, d_, rep_, hkv_;
+};
+
+// Ring Attention (strategies/ring.cpp) over ring groups of r = P/u ranks on the H/u query heads (and
+// Hkv·rep/u kv heads) one Ulysses level of degree u hands each rank; u = 1 is the ring strategy.
+// Derivation in cost_model_ring.cpp. `i`: the rank's position in its ring (its rows are the layout's
+// share i of r).
+class RingLevel {
+ public:
+  RingLevel(const Config& c, const HardwareModel& hw, int u, std::int64_t kv_replication);
+  [[nodiscard]] int size() const { return p_; }
+  void forward(Timeline& t, int i) const;
+  void backward(Timeline& t, int i) const;
+
+ private:
+  [[nodiscard]] double op(const rt::OpCost& c) const { return hw_.op_time_s(c); }
+  [[nodiscard]] rt::Shape q() const { return {bh_, n_, d_}; }
+  [[nodiscard]] rt::Shape kv() const { return {bkv_, n_, d_}; }
+  [[nodiscard]] double kv_bytes() const;
+  [[nodiscard]] rt::Mask mask(int r, int owner) const;
+
+  const HardwareModel& hw_;
+  rt::DType dt_;
+  bool causal_;
+  int p_;
+  std::int64_t n_, bh_, bkv_, d_;
+  double pass_ = 0;                                   // the K and V passes of one step, seconds
+  std::vector<std::vector<std::int64_t>> positions_;  // per ring position (= per owner of a K/V block)
+};
+
 // One model per strategy family (attention scope); `backward`: passes fwd+bwd.
 [[nodiscard]] CostEstimate ulysses_closed_form(const Config& config, const HardwareModel& hw, bool backward);
 [[nodiscard]] CostEstimate ring_closed_form(const Config& config, const HardwareModel& hw, bool backward);
+[[nodiscard]] CostEstimate usp_closed_form(const Config& config, const HardwareModel& hw, bool backward);
 [[nodiscard]] CostEstimate allgather_kv_closed_form(const Config& config, const HardwareModel& hw,
                                                     bool backward);
 

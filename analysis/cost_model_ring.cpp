@@ -25,102 +25,93 @@
 // for rank P−1's last dK/dV accumulator and ends at the same instant; the simulator's summary breaks
 // such ties towards the busier rank, so both report the heavy rank's compute/comm split.) A rank sends
 // 2(P−1)·|k| forward and 4(P−1)·|k| backward.
+// RingLevel is this model for ring groups of r = P/u ranks (USP's ring level, cost_model_usp.cpp):
+// P → r, the rank's tokens s/P → s/r, H and Hkv → H/u and Hkv·rep/u, and p = the slowest hop of the
+// ring groups j, u+j, 2u+j, … (HardwareModel::ring_pass_s over the group's members).
 #include "analysis/cost_model_detail.hpp"
 #include "strategies/layouts.hpp"
 
 namespace spsim::analysis::detail {
 
-namespace {
-
 using rt::OpCost;
 using rt::Shape;
 
-class RingModel {
- public:
-  RingModel(const Config& c, const HardwareModel& hw)
-      : hw_(hw),
-        dt_(c.workload.dtype),
-        causal_(c.workload.causal),
-        sigma_(c.simulation.compute_slowdown),
-        p_(c.strategy.degree),
-        n_(c.workload.seq_len / c.strategy.degree),
-        bh_(c.workload.batch * c.model.heads),
-        bkv_(c.workload.batch * c.model.kv_heads),
-        d_(c.model.head_dim) {
-    const auto layout = strategies::parse_layout(c.strategy.options.at("layout"));
-    for (int owner = 0; owner < p_; ++owner)
-      positions_.push_back(strategies::layout_positions(layout, owner, p_, c.workload.seq_len));
+RingLevel::RingLevel(const Config& c, const HardwareModel& hw, int u, std::int64_t kv_replication)
+    : hw_(hw),
+      dt_(c.workload.dtype),
+      causal_(c.workload.causal),
+      p_(c.strategy.degree / u),
+      n_(c.workload.seq_len / p_),
+      bh_(c.workload.batch * c.model.heads / u),
+      bkv_(c.workload.batch * c.model.kv_heads * kv_replication / u),
+      d_(c.model.head_dim) {
+  const auto layout = strategies::parse_layout(c.strategy.options.at("layout"));
+  for (int owner = 0; owner < p_; ++owner)
+    positions_.push_back(strategies::layout_positions(layout, owner, p_, c.workload.seq_len));
+  // Ring group j: SP ranks j, u+j, 2u+j, …; every group passes at once, each on its own hops.
+  for (int j = 0; p_ > 1 && j < u; ++j) {
+    std::vector<int> group;
+    for (int i = 0; i < p_; ++i) group.push_back(i * u + j);
+    pass_ = std::max(pass_, 2 * hw_.ring_pass_s(kv_bytes(), group));
   }
+}
 
-  // The rank whose timeline ends last.
-  [[nodiscard]] CostEstimate estimate(bool backward) const {
-    CostEstimate worst;
-    for (int r = 0; r < p_; ++r) {
-      const CostEstimate e = rank_estimate(r, backward);
-      if (r == 0 || e.step_s > worst.step_s) worst = e;
-    }
-    return worst;
+double RingLevel::kv_bytes() const {
+  return static_cast<double>(rt::numel(kv()) * rt::dtype_bytes(dt_));
+}
+
+rt::Mask RingLevel::mask(int r, int owner) const {
+  return rt::Mask{causal_, &positions_[static_cast<std::size_t>(r)],
+                  &positions_[static_cast<std::size_t>(owner)]};
+}
+
+void RingLevel::forward(Timeline& t, int r) const {
+  const double sent = 2 * kv_bytes();
+  for (int j = 0; j < p_; ++j) {
+    const rt::Mask m = mask(r, (r - j + p_) % p_);
+    double c = attention_op_s(hw_, rt::cost::attention_forward(q(), kv(), kv(), dt_, m));
+    if (j > 0 && rt::unmasked_fraction(m) > 0) c += op(rt::cost::merge_attention(q(), dt_));
+    if (j + 1 < p_)
+      t.overlapped(c, pass_, sent);
+    else
+      t.compute_only(c);
   }
+}
 
- private:
-  [[nodiscard]] double op(const OpCost& c) const { return hw_.op_time_s(c); }
-  [[nodiscard]] Shape q() const { return {bh_, n_, d_}; }
-  [[nodiscard]] Shape kv() const { return {bkv_, n_, d_}; }
-  [[nodiscard]] double kv_bytes() const {
-    return static_cast<double>(rt::numel(kv()) * rt::dtype_bytes(dt_));
+void RingLevel::backward(Timeline& t, int r) const {
+  const double sent = 2 * kv_bytes();
+  const double fill = op(rt::cost::fill(kv(), dt_)), add = op(rt::cost::add(kv(), dt_));
+  t.compute_only(op(rt::cost::fill(q(), dt_)) + 2 * fill);
+  for (int j = 0; j < p_; ++j) {
+    const rt::Mask m = mask(r, (r - j + p_) % p_);
+    const double c =
+        attention_op_s(hw_, rt::cost::attention_backward(q(), kv(), kv(), dt_, m)) + (j >= 1 ? 2 * fill : 0);
+    const int acc = j >= 2 ? 1 : 0, next = j + 1 < p_ ? 1 : 0;
+    if (acc + next > 0)
+      t.overlapped_then(c, acc * pass_, next * pass_, acc * 2 * add, (acc + next) * sent);
+    else
+      t.compute_only(c);
   }
-  [[nodiscard]] rt::Mask mask(int r, int owner) const {
-    return rt::Mask{causal_, &positions_[static_cast<std::size_t>(r)],
-                    &positions_[static_cast<std::size_t>(owner)]};
+  if (p_ > 1) {
+    t.comm_only(pass_, sent);
+    t.compute_only(2 * add);
   }
-
-  [[nodiscard]] CostEstimate rank_estimate(int r, bool backward) const {
-    Timeline t;
-    t.sigma = sigma_;
-    const double pass = p_ > 1 ? 2 * hw_.ring_pass_s(kv_bytes()) : 0, sent = 2 * kv_bytes();
-    for (int j = 0; j < p_; ++j) {
-      const rt::Mask m = mask(r, (r - j + p_) % p_);
-      double c = attention_op_s(hw_, rt::cost::attention_forward(q(), kv(), kv(), dt_, m));
-      if (j > 0 && rt::unmasked_fraction(m) > 0) c += op(rt::cost::merge_attention(q(), dt_));
-      if (j + 1 < p_)
-        t.overlapped(c, pass, sent);
-      else
-        t.compute_only(c);
-    }
-    t.end_forward();
-    if (!backward) return t.estimate();
-    const double fill = op(rt::cost::fill(kv(), dt_)), add = op(rt::cost::add(kv(), dt_));
-    t.compute_only(op(rt::cost::fill(q(), dt_)) + 2 * fill);
-    for (int j = 0; j < p_; ++j) {
-      const rt::Mask m = mask(r, (r - j + p_) % p_);
-      const double c = attention_op_s(hw_, rt::cost::attention_backward(q(), kv(), kv(), dt_, m)) +
-                       (j >= 1 ? 2 * fill : 0);
-      const int acc = j >= 2 ? 1 : 0, next = j + 1 < p_ ? 1 : 0;
-      if (acc + next > 0)
-        t.overlapped_then(c, acc * pass, next * pass, acc * 2 * add, (acc + next) * sent);
-      else
-        t.compute_only(c);
-    }
-    if (p_ > 1) {
-      t.comm_only(pass, sent);
-      t.compute_only(2 * add);
-    }
-    return t.estimate();
-  }
-
-  const HardwareModel& hw_;
-  rt::DType dt_;
-  bool causal_;
-  double sigma_;
-  int p_;
-  std::int64_t n_, bh_, bkv_, d_;
-  std::vector<std::vector<std::int64_t>> positions_;  // per rank (= per owner of a K/V block)
-};
-
-}  // namespace
+}
 
 CostEstimate ring_closed_form(const Config& config, const HardwareModel& hw, bool backward) {
-  return RingModel(config, hw).estimate(backward);
+  // The rank whose timeline ends last.
+  const RingLevel ring(config, hw, 1, 1);
+  CostEstimate worst;
+  for (int r = 0; r < ring.size(); ++r) {
+    Timeline t;
+    t.sigma = config.simulation.compute_slowdown;
+    ring.forward(t, r);
+    t.end_forward();
+    if (backward) ring.backward(t, r);
+    const CostEstimate e = t.estimate();
+    if (r == 0 || e.step_s > worst.step_s) worst = e;
+  }
+  return worst;
 }
 
 }  // namespace spsim::analysis::detail

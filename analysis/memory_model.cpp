@@ -97,6 +97,7 @@ std::optional<MemoryEstimate> other_strategy(const Config& c, bool backward) {
   const std::string& s = c.strategy.name;
   if (s == "ulysses") return from_moments(detail::ulysses_moments(c, backward));
   if (s == "ring") return from_moments(detail::ring_moments(c, backward));
+  if (s == "usp") return from_moments(detail::usp_moments(c, backward));
   if (s != "allgather_kv") return std::nullopt;
   MemoryEstimate e = from_moments(detail::allgather_kv_moments(c, backward));
   if (backward)  // the full-length dK/dV partials before their reduce-scatter

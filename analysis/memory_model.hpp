@@ -35,6 +35,18 @@
 //                                                                   and arriving, accumulator in flight, the one
 //                                                                   arriving, the fresh partial; 8K at P = 3, 6K
 //                                                                   at P = 2)
+// USP (strategies/usp.cpp; u = ulysses_degree, r = P/u): the Ulysses list above with u for P
+// (Kr = rep·K, rep = u/Hkv when Hkv < u), and Ring Attention on the head-sharded q, k, v inside it.
+// The ring level's tensors have the sizes of Ring Attention's with K → Kr: its q, o are H/u heads ×
+// s/r tokens = Q, its K/V blocks Kr, its lse L. Two moments change:
+//   forward   ring        In + T + Q + L + (4Kr for r ≥ 3, 2Kr for r = 2, 0 for r = 1)
+//                         + [r ≥ 2] (Q + L)                       (blocks in use and arriving, a block's o, lse)
+//   backward  ring        In + Q + T + Q + L + Q + T + (10Kr, 8Kr, 6Kr, 0 for r ≥ 4, 3, 2, 1)
+//                                                                 (Ulysses' backward attention + the ring's
+//                                                                 K/V blocks and dK/dV accumulators)
+// the other moments are Ulysses' (the ring frees its q, k, v, o, lse at the end of its backward, as the
+// local attention does). u = P gives Ulysses' list (r = 1), u = 1 Ring Attention's plus the head-
+// layout copies of a group of one (T forward and backward).
 // all-gather-KV (strategies/allgather_kv.cpp), F = B·Hkv·s·d the gathered K:
 //   forward   In + 2F + Q + L;   backward attention In + 2F + Q + L + Q + 2F;
 //   reduce-scatter In + Q + Q + 2F + 2K (gathered K, V and lse freed).
@@ -82,8 +94,8 @@ struct MemoryEstimate {
   double activations_bytes = 0;       // kept for backward, all layers (scope layer/model)
 };
 
-// nullopt when the strategy has no memory model yet (Ulysses, Ring Attention and all-gather-KV have one at
-// attention scope only). Throws nothing for a valid config.
+// nullopt when the strategy has no memory model yet (Ulysses, Ring Attention, USP and all-gather-KV have one
+// at attention scope only). Throws nothing for a valid config.
 [[nodiscard]] std::optional<MemoryEstimate> memory_model(const Config& config);
 
 // Parameters of one layer (strategies/layer_param_shapes).

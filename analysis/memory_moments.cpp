@@ -1,7 +1,9 @@
-// The memory moments of Ulysses, Ring Attention and all-gather-KV (derivations in memory_model.hpp).
+// The memory moments of Ulysses, Ring Attention, USP and all-gather-KV (derivations in memory_model.hpp).
 #include "analysis/memory_moments.hpp"
 
 #include <algorithm>
+
+#include "strategies/compose.hpp"
 
 namespace spsim::analysis::detail {
 
@@ -31,10 +33,25 @@ std::vector<MemoryTerm> with(std::vector<MemoryTerm> a, const std::vector<Memory
 
 }  // namespace
 
-std::vector<Moment> ulysses_moments(const Config& c, bool backward) {
+namespace {
+
+// K/V blocks a Ring Attention rank holds beyond its inputs (memory_model.hpp), k = one block.
+// Forward step 1..P−2: the block in use and the next one arriving.
+double ring_forward_buffers(int p, double k) {
+  return p >= 3 ? 4 * k : p == 2 ? 2 * k : 0;
+}
+// Backward step 2..P−2: K/V in use and arriving (4K), the accumulator in flight, the one arriving and
+// the fresh partial (6K); P = 3 has no arriving K/V at step 2 and P = 2 no step 2 at all.
+double ring_backward_buffers(int p, double k) {
+  return p >= 4 ? 10 * k : p == 3 ? 8 * k : p == 2 ? 6 * k : 0;
+}
+
+// Ulysses over groups of u ranks around an inner attention on the head-sharded q, k, v: a local block
+// (ulysses, ring_r = 0) or Ring Attention over ring groups of ring_r ranks (usp), whose moments sit
+// on top of what the Ulysses level holds.
+std::vector<Moment> ulysses_level_moments(const Config& c, int u, int ring_r, bool backward) {
   const Sizes z(c);
-  const int p = c.strategy.degree;
-  const double rep = c.model.kv_heads % p == 0 ? 1 : static_cast<double>(p / c.model.kv_heads);
+  const double rep = c.model.kv_heads % u == 0 ? 1 : static_cast<double>(u / c.model.kv_heads);
   const double kr = z.k * rep, t = z.q + 2 * kr, ones = rep * z.e;
   const bool fused = c.strategy.options.at("qkv_fusion") == "fused";
   const MemoryTerm in = z.inputs(backward);
@@ -57,10 +74,18 @@ std::vector<Moment> ulysses_moments(const Config& c, bool backward) {
                       {{"packed send, receive", 2 * t}, {"unpacked so far, slice, permute", worst}})});
   }
   const std::vector<MemoryTerm> kept = {{"q, k, v head-sharded", t}, {"o head-sharded, lse", z.q + z.lse}};
+  if (ring_r > 0) {
+    m.push_back({"forward ring", with(with({in}, kept), {{"k/v blocks in use and arriving",
+                                                          ring_forward_buffers(ring_r, kr)}})});
+    if (ring_r >= 2) m.back().terms.push_back({"block o, lse", z.q + z.lse});
+  }
   m.push_back({"forward attention, o to sequence", with(with({in}, kept), {{"o", z.q}})});
   if (!backward) return m;
   const std::vector<MemoryTerm> held = with(with({in}, {{"o", z.q}}), kept);
-  m.push_back({"backward attention", with(held, {{"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}})});
+  m.push_back({ring_r > 0 ? "backward ring" : "backward attention",
+               with(held, {{"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}})});
+  if (ring_r > 0)
+    m.back().terms.push_back({"k/v blocks and dk/dv accumulators", ring_backward_buffers(ring_r, kr)});
   const std::vector<MemoryTerm> grads = {
       in, {"o", z.q}, {"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}};
   if (!fused)
@@ -74,20 +99,30 @@ std::vector<Moment> ulysses_moments(const Config& c, bool backward) {
   return m;
 }
 
+}  // namespace
+
+std::vector<Moment> ulysses_moments(const Config& c, bool backward) {
+  return ulysses_level_moments(c, c.strategy.degree, 0, backward);
+}
+
+std::vector<Moment> usp_moments(const Config& c, bool backward) {
+  const int u = strategies::usp_ulysses_degree(c.strategy.degree, c.strategy.options);
+  return ulysses_level_moments(c, u, c.strategy.degree / u, backward);
+}
+
 std::vector<Moment> ring_moments(const Config& c, bool backward) {
   const Sizes z(c);
   const int p = c.strategy.degree;
   const MemoryTerm in = z.inputs(backward), o{"o, lse", z.q + z.lse};
-  // Forward step 1..P−2: the K/V block in use and the next one arriving, plus a block's o and lse.
-  const double fwd_bufs = p >= 3 ? 4 * z.k : p == 2 ? 2 * z.k : 0;
-  std::vector<Moment> m = {{"forward ring", {in, o, {"k/v blocks in use and arriving", fwd_bufs}}}};
+  std::vector<Moment> m = {
+      {"forward ring", {in, o, {"k/v blocks in use and arriving", ring_forward_buffers(p, z.k)}}}};
   if (p >= 2) m.back().terms.push_back({"block o, lse", z.q + z.lse});
   if (!backward) return m;
-  // Backward step 2..P−2: K/V in use and arriving (4K), the accumulator in flight, the one arriving
-  // and the fresh partial (6K); P = 3 has no arriving K/V at step 2 and P = 2 no step 2 at all.
-  const double bwd_bufs = p >= 4 ? 10 * z.k : p == 3 ? 8 * z.k : p == 2 ? 6 * z.k : 0;
   m.push_back({"backward ring",
-               {in, o, {"dq, dk, dv", z.q + 2 * z.k}, {"k/v blocks and dk/dv accumulators", bwd_bufs}}});
+               {in,
+                o,
+                {"dq, dk, dv", z.q + 2 * z.k},
+                {"k/v blocks and dk/dv accumulators", ring_backward_buffers(p, z.k)}}});
   return m;
 }
 

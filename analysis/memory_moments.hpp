@@ -23,6 +23,7 @@ struct Moment {
 // Attention scope, one rank (memory_model.hpp derives each list); `backward`: passes fwd+bwd.
 [[nodiscard]] std::vector<Moment> ulysses_moments(const Config& c, bool backward);
 [[nodiscard]] std::vector<Moment> ring_moments(const Config& c, bool backward);
+[[nodiscard]] std::vector<Moment> usp_moments(const Config& c, bool backward);
 [[nodiscard]] std::vector<Moment> allgather_kv_moments(const Config& c, bool backward);
 
 }  // namespace spsim::analysis::detail

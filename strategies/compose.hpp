@@ -22,4 +22,7 @@ namespace spsim::strategies {
 // owner j's columns are layout_positions(layout, j, P, problem.seq_len).
 [[nodiscard]] std::unique_ptr<AttentionStrategy> make_ring_attention(StrategyContext ctx);
 
+// USP's Ulysses group size for `degree` ranks: option ulysses_degree, or for "0" (auto) gcd(degree, 8).
+[[nodiscard]] int usp_ulysses_degree(int degree, const Options& options);
+
 }  // namespace spsim::strategies

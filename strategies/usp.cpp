@@ -28,21 +28,23 @@
 namespace spsim::strategies {
 
 namespace {
-
 constexpr int kAutoUlyssesCap = 8;  // GPUs of one node on the DGX/HGX presets
+}  // namespace
 
 // ulysses_degree "0" (auto) = gcd(P, 8): the Ulysses level fills a node, the ring spans nodes.
-int ulysses_degree(int degree, const Options& o) {
+int usp_ulysses_degree(int degree, const Options& o) {
   const int given = std::stoi(o.count("ulysses_degree") ? o.at("ulysses_degree") : "0");
   return given > 0 ? given : std::gcd(degree, kAutoUlyssesCap);
 }
+
+namespace {
 
 Options ulysses_options(const Options& o) {
   return {{"qkv_fusion", o.at("qkv_fusion")}, {"kv_replication", o.at("kv_replication")}};
 }
 
 std::vector<std::int64_t> usp_positions(int rank, int degree, std::int64_t seq, const Options& o) {
-  const int u = ulysses_degree(degree, o);
+  const int u = usp_ulysses_degree(degree, o);
   if (degree % u != 0) return {};  // rejected by check_usp
   const auto ring_rows = layout_positions(parse_layout(o.at("layout")), rank / u, degree / u, seq);
   const std::ptrdiff_t share = std::ssize(ring_rows) / u, j = rank % u;
@@ -50,7 +52,7 @@ std::vector<std::int64_t> usp_positions(int rank, int degree, std::int64_t seq, 
 }
 
 std::optional<std::string> check_usp(const models::AttnProblem& p, int degree, const Options& o) {
-  const int u = ulysses_degree(degree, o);
+  const int u = usp_ulysses_degree(degree, o);
   const std::string ud = "ulysses_degree " + std::to_string(u);
   if (degree % u != 0) return ud + " does not divide the degree " + std::to_string(degree);
   const int r = degree / u;
@@ -69,7 +71,7 @@ std::optional<std::string> check_usp(const models::AttnProblem& p, int degree, c
 class Usp final : public AttentionStrategy {
  public:
   explicit Usp(StrategyContext ctx) {
-    const int p = ctx.comm.size(), u = ulysses_degree(p, ctx.options), r = p / u, rank = ctx.comm.rank();
+    const int p = ctx.comm.size(), u = usp_ulysses_degree(p, ctx.options), r = p / u, rank = ctx.comm.rank();
     std::vector<int> group(static_cast<std::size_t>(p)), ring(static_cast<std::size_t>(p));
     for (int x = 0; x < p; ++x) {
       group[static_cast<std::size_t>(x)] = x / u;
