@@ -52,8 +52,8 @@ Idx kv_index(const AttnProblem& p, Idx bh) {
 // cost page faults that dominate a big reference run).
 void attention_probs(const ConstMatMap& q, const ConstMatMap& k, double scale, bool causal, double* lse_row,
                      Mat& p) {
-  p.noalias() = q * k.transpose();
-  p *= scale;
+  // Eigen hands the scale to its GEMM kernel as alpha: one pass less over the S×S matrix.
+  p.noalias() = scale * (q * k.transpose());
   const Idx cols = p.cols();
   for (Idx i = 0; i < p.rows(); ++i) {
     const Idx allowed = causal ? std::min(i + 1, cols) : cols;
@@ -305,19 +305,27 @@ AttnRefGrads attention_backward(const AttnProblem& problem, std::span<const doub
   AttnRefGrads g{std::vector<double>(q.size(), 0.0), std::vector<double>(k.size(), 0.0),
                  std::vector<double>(v.size(), 0.0)};
   std::vector<double> lse_row(static_cast<std::size_t>(s));
-  Mat p, dp, ds;  // S×S buffers reused across heads
+  Mat p, ds;          // S×S buffers reused across heads
+  Eigen::MatrixXd t;  // S×D, column-major
   for (Idx bh = 0; bh < problem.batch * problem.heads; ++bh) {
     const Idx kv = kv_index(problem, bh);
     const ConstMatMap q_bh = block(q, bh, s, d);
     const ConstMatMap k_kv = block(k, kv, s, d);
     const ConstMatMap d_o_bh = block(d_o, bh, s, d);
     attention_probs(q_bh, k_kv, scale, problem.causal, lse_row.data(), p);
-    block(g.dv, kv, s, d).noalias() += p.transpose() * d_o_bh;
-    dp.noalias() = d_o_bh * block(v, kv, s, d).transpose();
-    const Vec row_dot = (dp.array() * p.array()).rowwise().sum();
-    ds = (p.array() * (dp.colwise() - row_dot).array()).matrix();
+    // Pᵀ and dSᵀ products go through a column-major temporary, where Eigen packs P and dS from
+    // contiguous runs (see rt::cpu::gemm: read row-major and transposed, they cost a TLB miss per row).
+    t.noalias() = p.transpose() * d_o_bh;
+    block(g.dv, kv, s, d) += t;
+    // dP, then dS = P ⊙ (dP − rowsum(dP ⊙ P)) in place, one row at a time while the row is in cache.
+    ds.noalias() = d_o_bh * block(v, kv, s, d).transpose();
+    for (Idx i = 0; i < s; ++i) {
+      const double row_dot = (ds.row(i).array() * p.row(i).array()).sum();
+      ds.row(i).array() = p.row(i).array() * (ds.row(i).array() - row_dot);
+    }
     block(g.dq, bh, s, d).noalias() = scale * ds * k_kv;
-    block(g.dk, kv, s, d).noalias() += scale * ds.transpose() * q_bh;
+    t.noalias() = scale * ds.transpose() * q_bh;
+    block(g.dk, kv, s, d) += t;
   }
   return g;
 }

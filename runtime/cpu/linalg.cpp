@@ -61,11 +61,23 @@ void gemm(const Tensor& a, const Tensor& b, Tensor& c, Trans ta, Trans tb, doubl
     c_all.setZero();
   else if (beta != 1.0)
     c_all *= static_cast<T>(beta);
+  // Eigen computes a row-major product as its column-major transpose, in which op(a)ᵀ is the packed
+  // right-hand side: with ta = T that packing gathers a few elements from each row of `a`, one page per
+  // row, and for a large `a` (RSA's dK = dSᵀ Q over [s/P, s] score rows) the TLB misses cost more than
+  // the arithmetic. Into a column-major temporary, aᵀ is the left-hand side instead, packed from
+  // contiguous runs; the temporary (m × n, small next to `a` in those products) is then added to c.
+  Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic> col;  // allocated once, reused over the batch
   for (std::int64_t i = 0; i < nb; ++i) {
     const ConstMatMap<T> ai(pa + source_batch(i, nb, A.batch) * A.stride(), A.rows, A.cols);
     const ConstMatMap<T> bi(pb + source_batch(i, nb, B.batch) * B.stride(), B.rows, B.cols);
     MatMap<T> ci(pc + source_batch(i, nb, C.batch) * C.stride(), m, n);
-    multiply_add(ai, bi, ci, ta, tb, static_cast<T>(alpha));
+    if (ta == Trans::T) {
+      col.setZero(m, n);
+      multiply_add(ai, bi, col, ta, tb, static_cast<T>(alpha));
+      ci += col;
+    } else {
+      multiply_add(ai, bi, ci, ta, tb, static_cast<T>(alpha));
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include "runtime/host_storage.hpp"
 #include "runtime/threads/chunks.hpp"
 #include "runtime/threads/collectives.hpp"
 #include "runtime/threads/group.hpp"
@@ -115,7 +116,10 @@ Work ThreadsComm::reduce_scatter(const Tensor& in, Tensor& out, int dim) {
   check_same_dtype(in, out, op);
   const ChunkGeometry g = chunk_geometry(in.shape(), dim, size(), dtype_bytes(in.dtype()), op);
   check_shape(out, rescaled(in.shape(), normalize_dim(in.shape(), dim, op), 1, size()), op, "output");
-  std::vector<std::byte> packed(src.size());  // chunk-major copy of `in`, reduced in place
+  // Chunk-major copy of `in`, reduced in place. Taken from `in`'s buffer cache when it has one: a
+  // fresh zero-filled buffer of a full-length gradient costs more in page faults than the reduction.
+  Tensor packed_t = make_host_tensor({in.numel()}, in.dtype(), pool_of(in));
+  const std::span<std::byte> packed(static_cast<std::byte*>(packed_t.storage()->data()), src.size());
   const auto chunks = equal_chunks(packed, size());
   for (int j = 0; j < size(); ++j) pack_chunk(src, g, j, chunks[static_cast<std::size_t>(j)]);
   Exchange ex = begin(CollectiveKind::reduce_scatter, in.dtype());
