@@ -126,7 +126,7 @@ struct GemmShape {
 Benchmark bench_gemm(rt::Device& dev, Suite& s, bool quick) {
   // Small square shapes, and the attention shapes that dominate (a head dimension of 64 as the inner or
   // outer dimension, transposed operands as in QKᵀ and the key-side gradients) up to sizes whose
-  // operands leave the caches. No large square GEMM: the strategies have none, and on a CPU it runs
+  // operands leave the caches by far. No large square GEMM: the strategies have none, and on a CPU it runs
   // far faster than the head-dimension-thin ones, so it would set a rate no strategy reaches.
   std::vector<GemmShape> shapes = {
       {1, 128, 128, 128, Trans::N, Trans::N},  {1, 256, 256, 256, Trans::N, Trans::N},
@@ -134,7 +134,12 @@ Benchmark bench_gemm(rt::Device& dev, Suite& s, bool quick) {
       {4, 256, 256, 64, Trans::N, Trans::T},   {1, 1024, 64, 1024, Trans::N, Trans::N},
       {1, 1024, 1024, 64, Trans::N, Trans::T}, {1, 1024, 64, 1024, Trans::T, Trans::N},
       {2, 2048, 2048, 64, Trans::N, Trans::T}, {2, 2048, 64, 2048, Trans::N, Trans::N},
-      {2, 2048, 64, 2048, Trans::T, Trans::N}};
+      {2, 2048, 64, 2048, Trans::T, Trans::N},
+      // Blocks of a 4096-token chunk (s = 8192 at P = 2): QKᵀ, PV, and the key-side gradient over the
+      // full rows. Their outputs and operands are tens of MB, far out of cache: the rate the long
+      // sequences run at.
+      {2, 4096, 4096, 64, Trans::N, Trans::T}, {2, 4096, 64, 4096, Trans::N, Trans::N},
+      {2, 8192, 64, 4096, Trans::T, Trans::N}};
   if (quick) shapes.resize(4);
   for (const auto& g : shapes) {
     const rt::Shape as = g.ta == Trans::N ? rt::Shape{g.batch, g.m, g.k} : rt::Shape{g.batch, g.k, g.m};

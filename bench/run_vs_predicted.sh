@@ -8,7 +8,7 @@
 # interleaved (reduce_scatter, allreduce_slice, reduce_scatter, ... ROUNDS times each), and the order is
 # judged on the paired differences: the second table gives, per length, the median over rounds of
 # (allreduce_slice − reduce_scatter) step time, how many rounds had reduce_scatter faster, and the same
-# difference predicted by the simulator.
+# difference predicted by the simulator; the third, the time a rank blocks in the reduction itself.
 # usage: bench/run_vs_predicted.sh [BUILD_DIR] [RANKS] [ITERS] [ROUNDS]
 set -euo pipefail
 build=${1:-build} ranks=${2:-2} iters=${3:-5} rounds=${4:-3}
@@ -59,4 +59,17 @@ for seq in (2048, 4096, 8192):
         preds.append(par - prs)
     print("| %d | %+.1f ms | %d of %d | %+.1f ms |" % (seq, statistics.median(diffs) * 1e3,
                                                      sum(d > 0 for d in diffs), rounds, statistics.median(preds) * 1e3))
+# The reduction itself: the time a rank blocks in the dK/dV collective per iteration (median of runs).
+def blocked(variant, seq, kind):
+    vals = []
+    for r in range(1, rounds + 1):
+        d = json.load(open(os.path.join(out, "%s-%d-%d.json" % (variant, seq, r))))
+        vals.append(next(p["median_s"] for p in d["phases"] if p["name"] == "comm:" + kind))
+    return statistics.median(vals)
+print()
+print("| seq_len | reduce_scatter blocked (ms/iter) | all_reduce blocked (ms/iter) |")
+print("|---:|---:|---:|")
+for seq in (2048, 4096, 8192):
+    print("| %d | %.2f | %.2f |" % (seq, blocked("reduce-scatter", seq, "reduce_scatter") * 1e3,
+                                    blocked("allreduce-slice", seq, "all_reduce") * 1e3))
 PY
