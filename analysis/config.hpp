@@ -28,6 +28,11 @@ struct ParallelConfig {
   // DDP gradient bucket size in MiB (PyTorch's bucket_cap_mb; 25 by default): layer and model scopes
   // all-reduce weight gradients in buckets of at least this size as backward finishes them.
   double bucket_mb = 25;
+  // bucket_mb in bytes, at least one byte (a tiny positive value still means "a bucket per gradient").
+  [[nodiscard]] std::uint64_t bucket_bytes() const {
+    const double bytes = bucket_mb * 1024 * 1024;
+    return bytes < 1 ? 1 : static_cast<std::uint64_t>(bytes);
+  }
 };
 
 struct CollectivesConfig {  // algorithm names per collective kind, "auto" = the simulator's tuner

@@ -108,7 +108,7 @@ class RankRun {
       outputs_ = {sp.forward(inputs_[0])};
       finish_phase(it.forward_s, it.comm_forward_s, t0);
       // Weight gradients in DDP buckets, as the simulated step reduces them (analysis/sim_trace.cpp).
-      strategies::GradBuckets buckets(comm_, static_cast<std::uint64_t>(cfg_.parallel.bucket_mb * 1024 * 1024));
+      strategies::GradBuckets buckets(comm_, cfg_.parallel.bucket_bytes());
       auto g = sp.backward(inputs_[1], &buckets);
       buckets.finish();
       outputs_.push_back(g.dx);

@@ -104,17 +104,13 @@ class RankStep {
     if (!backward()) return;
     dev_.begin_phase("backward");
     std::vector<strategies::LayerGrads> grads;  // weight gradients live until the step ends
-    strategies::GradBuckets buckets(world_, bucket_bytes());
+    strategies::GradBuckets buckets(world_, cfg_.parallel.bucket_bytes());
     for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
       grads.push_back((*it)->backward(dy, &buckets));
       dy = grads.back().dx;
     }
     buckets.finish();
     dev_.end_phase("backward");
-  }
-
-  [[nodiscard]] std::uint64_t bucket_bytes() const {
-    return static_cast<std::uint64_t>(cfg_.parallel.bucket_mb * 1024 * 1024);
   }
 
   const Config& cfg_;

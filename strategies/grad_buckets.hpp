@@ -21,7 +21,7 @@ class GradBuckets {
  public:
   static constexpr std::uint64_t kDefaultCapBytes = 25ull << 20;  // DDP's bucket_cap_mb = 25
 
-  GradBuckets(rt::Comm& comm, std::uint64_t cap_bytes = kDefaultCapBytes);
+  explicit GradBuckets(rt::Comm& comm, std::uint64_t cap_bytes = kDefaultCapBytes);
   GradBuckets(const GradBuckets&) = delete;
   GradBuckets& operator=(const GradBuckets&) = delete;
   ~GradBuckets();  // waits for whatever is still in flight

@@ -182,4 +182,8 @@ TEST_CASE("parallel.bucket_mb and parallel.dp: bad values name the path") {
   CHECK(where({{"dp", 0}}) == "parallel.dp");
   CHECK(where({{"buckets", 4}}) == "parallel.buckets");
   CHECK(where({{"dp", 2}, {"bucket_mb", 0.5}}) == "(no error)");
+  // A positive size below one byte is a bucket per gradient, not a zero-byte cap: every gradient of
+  // the 2 layers (16 tensors each) is its own all-reduce.
+  const auto tiny = analysis::trace_config(model_config("ulysses", 4, 1, 1e-9));
+  CHECK(comm_ops(tiny[0], CommKind::all_reduce).size() == 32);
 }
