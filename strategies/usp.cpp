@@ -18,7 +18,10 @@
 // r−1 ring passes of its K and V blocks, which after the all-to-all hold Hkv/u heads × s/r tokens — the
 // size of its own shard (Hkv × s/P), times the kv replication factor — in forward, and in backward
 // r−1 passes of K, V and r−1 of the dK, dV accumulators. u = P is Ulysses, u = 1 is Ring Attention.
+#include <charconv>
+#include <cstdint>
 #include <numeric>
+#include <string>
 #include <utility>
 
 #include "strategies/compose.hpp"
@@ -31,10 +34,15 @@ namespace {
 constexpr int kAutoUlyssesCap = 8;  // GPUs of one node on the DGX/HGX presets
 }  // namespace
 
-// ulysses_degree "0" (auto) = gcd(P, 8): the Ulysses level fills a node, the ring spans nodes.
+// ulysses_degree "0" (auto) = gcd(P, 8): the Ulysses level fills a node, the ring spans nodes. A value
+// larger than the degree (however many digits) is 0: no group size, rejected by check_usp.
 int usp_ulysses_degree(int degree, const Options& o) {
-  const int given = std::stoi(o.count("ulysses_degree") ? o.at("ulysses_degree") : "0");
-  return given > 0 ? given : std::gcd(degree, kAutoUlyssesCap);
+  const std::string text = o.count("ulysses_degree") ? o.at("ulysses_degree") : "0";
+  std::uint64_t given = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), given);
+  if (ec != std::errc() || end != text.data() + text.size() || given > static_cast<std::uint64_t>(degree))
+    return 0;
+  return given > 0 ? static_cast<int>(given) : std::gcd(degree, kAutoUlyssesCap);
 }
 
 namespace {
@@ -45,7 +53,7 @@ Options ulysses_options(const Options& o) {
 
 std::vector<std::int64_t> usp_positions(int rank, int degree, std::int64_t seq, const Options& o) {
   const int u = usp_ulysses_degree(degree, o);
-  if (degree % u != 0) return {};  // rejected by check_usp
+  if (u < 1 || degree % u != 0) return {};  // rejected by check_usp
   const auto ring_rows = layout_positions(parse_layout(o.at("layout")), rank / u, degree / u, seq);
   const std::ptrdiff_t share = std::ssize(ring_rows) / u, j = rank % u;
   return {ring_rows.begin() + j * share, ring_rows.begin() + (j + 1) * share};
@@ -53,6 +61,9 @@ std::vector<std::int64_t> usp_positions(int rank, int degree, std::int64_t seq, 
 
 std::optional<std::string> check_usp(const models::AttnProblem& p, int degree, const Options& o) {
   const int u = usp_ulysses_degree(degree, o);
+  if (u < 1)
+    return "ulysses_degree " + (o.count("ulysses_degree") ? o.at("ulysses_degree") : std::string("?")) +
+           " is larger than the degree " + std::to_string(degree);
   const std::string ud = "ulysses_degree " + std::to_string(u);
   if (degree % u != 0) return ud + " does not divide the degree " + std::to_string(degree);
   const int r = degree / u;

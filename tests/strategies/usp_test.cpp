@@ -130,6 +130,9 @@ TEST_CASE("usp constraints say which level fails; ulysses_degree 0 is gcd(P, 8)"
   const models::AttnProblem pr{1, 8, 8, 16, 1024, true};
   CHECK(why(8, {{"ulysses_degree", "3"}}, pr).find("ulysses_degree 3 does not divide the degree 8") != std::string::npos);
   CHECK(why(32, {{"ulysses_degree", "16"}}, pr).find("the Ulysses level") != std::string::npos);  // 8 heads
+  CHECK(why(8, {{"ulysses_degree", "16"}}, pr).find("ulysses_degree 16 is larger than the degree 8") != std::string::npos);
+  CHECK(why(8, {{"ulysses_degree", "99999999999999999999999"}}, pr).find("is larger than the degree 8") !=
+        std::string::npos);
   CHECK(why(8, {{"ulysses_degree", "1"}}, models::AttnProblem{1, 8, 8, 16, 1000, true}).find("the ring level") !=
         std::string::npos);  // zigzag over 8 groups needs 16 | 1000
   CHECK(why(16, {}, pr) == "(ok)");
