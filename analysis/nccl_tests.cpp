@@ -73,7 +73,8 @@ class Parser {
       tok[0].erase(0, 1);
     if (tok.size() >= 4 && tok[0] == "Collective" && tok[1] == "test" && tok[2] == "starting:")
       table_.test = tok[3];
-    if (tok.size() >= 2 && tok[0] == "Rank" && is_integer(tok[1]))
+    // "#  Rank  N ..." device lines; a rank of ten or more digits is no real job's, so not a rank line.
+    if (tok.size() >= 2 && tok[0] == "Rank" && is_integer(tok[1]) && tok[1].size() < 10)
       ranks_seen_ = std::max(ranks_seen_, std::stoi(tok[1]) + 1);
     const bool header = std::find(tok.begin(), tok.end(), "size") != tok.end() &&
                         std::find(tok.begin(), tok.end(), "time") != tok.end() &&
