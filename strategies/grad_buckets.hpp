@@ -32,7 +32,6 @@ class GradBuckets {
   void finish();
 
   [[nodiscard]] int buckets_posted() const { return posted_; }
-  [[nodiscard]] rt::Comm& comm() const { return comm_; }
 
  private:
   void post();

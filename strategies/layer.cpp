@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <initializer_list>
+#include <limits>
+#include <optional>
 #include <utility>
 
 namespace spsim::strategies {
@@ -98,9 +100,11 @@ LayerGrads SpLayer::backward(const Tensor& dy_in, GradBuckets* buckets) {
   LayerGrads out;
   for (std::size_t i = 0; i < P.names.size(); ++i) out.weights.add(P.names[i], dev_.zeros(P.tensors[i].shape()));
   auto& W = out.weights;
+  // Without the caller's buckets, one bucket that never fills: every gradient, reduced at the end.
+  std::optional<GradBuckets> whole;
+  if (!buckets) buckets = &whole.emplace(comm_, std::numeric_limits<std::uint64_t>::max());
   // Gradients as they become final, in the order backward completes them.
   auto final_grads = [&](std::initializer_list<const char*> names) {
-    if (!buckets) return;
     for (const char* n : names) buckets->ready(W.at(n));
   };
   const Tensor dy = dy_in.reshape({rows, model_.hidden});
@@ -140,12 +144,7 @@ LayerGrads SpLayer::backward(const Tensor& dy_in, GradBuckets* buckets) {
                            W.at("ln1.beta"), /*accumulate_dx=*/true);
   final_grads({"ln1.gamma", "ln1.beta"});
   out.dx = out.dx.reshape(dy_in.shape());
-  if (!buckets) {
-    // Weight gradients: the sum over the group (non-blocking, all posted before the first wait).
-    std::vector<rt::Work> pending;
-    for (auto& t : W.tensors) pending.push_back(comm_.all_reduce(t));
-    for (auto& w : pending) w.wait();
-  }
+  if (whole) whole->finish();
   saved_.reset();
   return out;
 }
