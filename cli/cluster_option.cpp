@@ -1,6 +1,7 @@
 // `--cluster FILE|PRESET` for simulate, compare and gantt (see cluster_option.hpp).
 #include "cli/cluster_option.hpp"
 
+#include "analysis/json_reader.hpp"
 #include "analysis/run.hpp"
 
 namespace spsim::cli {
@@ -12,11 +13,10 @@ void add_cluster_option(CLI::App* sub, std::string& target) {
 }
 
 analysis::Config load_config_with_cluster(const std::string& path, const std::string& cluster_arg) {
-  auto config = analysis::load_config(path);
-  if (cluster_arg.empty()) return config;
-  auto doc = config.raw;
-  doc["cluster"] = analysis::cluster_argument(cluster_arg);
-  return analysis::parse_config(doc, config.source);
+  if (cluster_arg.empty()) return analysis::load_config(path);
+  auto doc = analysis::read_json_file(path, path);
+  if (doc.is_object()) doc["cluster"] = analysis::cluster_argument(cluster_arg);
+  return analysis::parse_config(doc, path);
 }
 
 }  // namespace spsim::cli
