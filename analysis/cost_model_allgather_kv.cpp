@@ -4,7 +4,8 @@
 //   forward   AG(K) + AG(V) + attention_forward(local queries × all s keys)
 //   backward  fills of dq, dK_all, dV_all + attention_backward + RS(dK_all) + RS(dV_all)
 // AG of the gathered tensor (n = B·Hkv·s·d·bytes) and RS of the full-length gradient (the same n) cost
-// HardwareModel::collective_s; as rings each sends (P−1)/P·n per rank. The zigzag layout gives every
+// HardwareModel::collective_s; as rings each sends (P−1)/P·n per rank. Their chunks (dim 1) are
+// strided when B·Hkv > 1: the AG then unpacks and the RS packs a copy of n (rt::chunks_strided). The zigzag layout gives every
 // rank the same causal work; the model still takes the slowest rank's attention, since the collectives
 // of the backward wait for it.
 #include "analysis/cost_model_detail.hpp"
@@ -32,15 +33,16 @@ CostEstimate allgather_kv_closed_form(const Config& c, const HardwareModel& hw, 
   }
   const double bytes = static_cast<double>(rt::numel(kv_all) * rt::dtype_bytes(dt)),
                sent = (p - 1.0) / p * bytes;
+  const double staging = kv_all[0] > 1 ? hw.op_time_s(rt::cost::copy(kv_all, dt)) : 0;
   Timeline t;
   t.sigma = c.simulation.compute_slowdown;
-  t.comm_only(2 * hw.collective_s("all_gather", bytes), 2 * sent);
+  t.comm_only(2 * (hw.collective_s("all_gather", bytes) + staging), 2 * sent);
   t.compute_only(fwd);
   t.end_forward();
   if (!backward) return t.estimate();
   t.compute_only(hw.op_time_s(rt::cost::fill(q, dt)) + 2 * hw.op_time_s(rt::cost::fill(kv_all, dt)));
   t.compute_only(bwd);
-  t.comm_only(2 * hw.collective_s("reduce_scatter", bytes), 2 * sent);
+  t.comm_only(2 * (hw.collective_s("reduce_scatter", bytes) + staging), 2 * sent);
   return t.estimate();
 }
 

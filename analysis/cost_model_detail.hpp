@@ -93,7 +93,9 @@ class UlyssesExchange {
   [[nodiscard]] double op(const rt::OpCost& c) const { return hw_.op_time_s(c); }
   [[nodiscard]] double numel(std::int64_t heads) const;
   [[nodiscard]] rt::Shape flat(std::int64_t heads) const;
-  void all_to_all(Timeline& t, double elements) const;
+  // One all-to-all of `elements` per rank; pack / unpack: its input / output chunks are strided.
+  void all_to_all(Timeline& t, double elements, bool pack, bool unpack) const;
+  void all_to_all_one(Timeline& t, std::int64_t heads, bool to_heads) const;
   [[nodiscard]] double replicate(bool reduce) const;
   void exchange_three(Timeline& t, bool to_heads) const;
 

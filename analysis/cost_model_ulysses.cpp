@@ -8,7 +8,11 @@
 // with `fused` replacing each triple by concat + one A2A of the packed buffer + a slice and a permute
 // per tensor (and for dQ/dK/dV a permute per tensor before the concat). Every rank does the same work,
 // so the step is one rank's sum. An all-to-all of n bytes (the local tensor) costs
-// HardwareModel::collective_s("all_to_all", n) and sends (P−1)/P·n.
+// HardwareModel::collective_s("all_to_all", n) and sends (P−1)/P·n; when its chunks are strided
+// (rt::chunks_strided) it also copies n through a staging buffer before (pack) and after (unpack) the
+// exchange, on the communication stream. Sequence → heads ([B, P·hx, c, d] split on dim 1 into
+// [B, hx, P·c, d] on dim 2) packs when B > 1 and unpacks when B·hx > 1; heads → sequence the reverse;
+// the fused buffer [B, P, ·, d] (dim 1 both ways) packs and unpacks when B > 1; none with P = 1.
 // UlyssesExchange is the all-to-all part over a group of u ranks (u = P here; USP's Ulysses level,
 // cost_model_usp.cpp, runs it on groups of u consecutive ranks with P/u-fold shorter head-sharded
 // sequences), UlyssesModel adds the local attention.
@@ -44,10 +48,18 @@ Shape UlyssesExchange::flat(std::int64_t heads) const {
   return {b_ * heads * c_ * d_};
 }
 
-void UlyssesExchange::all_to_all(Timeline& t, double elements) const {
+void UlyssesExchange::all_to_all(Timeline& t, double elements, bool pack, bool unpack) const {
   const double n = elements * static_cast<double>(rt::dtype_bytes(dt_));
-  t.comm_only(hw_.collective_s("all_to_all", n, group_),
+  // A group of one has one chunk, contiguous: nothing to stage.
+  const double staging = u_ > 1 ? op(rt::cost::copy({static_cast<std::int64_t>(elements)}, dt_)) : 0;
+  t.comm_only(hw_.collective_s("all_to_all", n, group_) + (pack ? staging : 0) + (unpack ? staging : 0),
               static_cast<double>(u_ - 1) / static_cast<double>(u_) * n);
+}
+
+// One tensor of `heads` heads (B·heads·c·d elements on every rank) between layouts, unfused.
+void UlyssesExchange::all_to_all_one(Timeline& t, std::int64_t heads, bool to_heads) const {
+  const bool seq_strided = b_ > 1, heads_strided = b_ * (heads / u_) > 1;
+  all_to_all(t, numel(heads), to_heads ? seq_strided : heads_strided, to_heads ? heads_strided : seq_strided);
 }
 
 // K or V [B·Hkv, c, d] → [B·Hkv, rep, c·d]: a fill of the ones column and one broadcast gemm; `reduce`:
@@ -65,14 +77,14 @@ double UlyssesExchange::replicate(bool reduce) const {
 void UlyssesExchange::exchange_three(Timeline& t, bool to_heads) const {
   const std::vector<std::int64_t> heads = {h_, hkv_, hkv_};
   if (!fused_) {
-    for (auto hx : heads) all_to_all(t, numel(hx));
+    for (auto hx : heads) all_to_all_one(t, hx, to_heads);
     return;
   }
   const double total = numel(h_ + 2 * hkv_);
   if (!to_heads)
     for (auto hx : heads) t.compute_only(op(rt::cost::copy(flat(hx), dt_)));    // permute
   t.compute_only(op(rt::cost::copy({static_cast<std::int64_t>(total)}, dt_)));  // concat
-  all_to_all(t, total);
+  all_to_all(t, total, b_ > 1, b_ > 1);
   for (auto hx : heads) {
     t.compute_only(op(rt::cost::copy(flat(hx), dt_)));                // slice
     if (to_heads) t.compute_only(op(rt::cost::copy(flat(hx), dt_)));  // permute
@@ -85,10 +97,10 @@ void UlyssesExchange::qkv_to_heads(Timeline& t) const {
 }
 // o, dO: one tensor each, never packed.
 void UlyssesExchange::o_to_sequence(Timeline& t) const {
-  all_to_all(t, numel(h_));
+  all_to_all_one(t, h_, false);
 }
 void UlyssesExchange::do_to_heads(Timeline& t) const {
-  all_to_all(t, numel(h_));
+  all_to_all_one(t, h_, true);
 }
 void UlyssesExchange::grads_to_sequence(Timeline& t) const {
   exchange_three(t, false);

@@ -1,4 +1,5 @@
-// Comm: the default coalesced all-reduce (one all_reduce per tensor, one Work for them all).
+// Comm: the default coalesced all-reduce (one all_reduce per tensor, one Work for them all), and the
+// chunk-stride rule every backend packs by.
 #include "runtime/comm.hpp"
 
 namespace spsim::rt {
@@ -17,6 +18,14 @@ class AllWork final : public Work::Impl {
 };
 
 }  // namespace
+
+bool chunks_strided(const Shape& shape, int dim, int parts) {
+  if (parts < 2) return false;
+  const auto k = static_cast<std::size_t>(dim < 0 ? dim + static_cast<int>(shape.size()) : dim);
+  for (std::size_t i = 0; i < k && i < shape.size(); ++i)
+    if (shape[i] > 1) return true;
+  return false;
+}
 
 Work Comm::all_reduce_coalesced(std::vector<Tensor>& inout) {
   std::vector<Work> parts;

@@ -5,8 +5,9 @@
 // Every rank of the group must post the same collectives in the same order (SPMD).
 //
 // Chunking: reduce_scatter / all_gather / all_to_all cut a tensor into P equal chunks along `dim`
-// (that extent must be divisible by P); chunk j belongs to rank j of the group. Chunks along dim > 0
-// are strided in memory; backends pack/unpack as needed.
+// (that extent must be divisible by P); chunk j belongs to rank j of the group. When an extent before
+// `dim` exceeds 1 the chunks are strided in memory (chunks_strided) and every backend copies them
+// through a chunk-major staging buffer: a pack before the exchange, an unpack after it.
 #pragma once
 
 #include <functional>
@@ -17,6 +18,11 @@
 #include "runtime/tensor.hpp"
 
 namespace spsim::rt {
+
+// Whether the `parts` chunks of a tensor of `shape` along `dim` are strided in memory: more than one
+// chunk and some extent before `dim` above 1. Then backends pack (send side) or unpack (receive side) a
+// copy of the whole tensor.
+[[nodiscard]] bool chunks_strided(const Shape& shape, int dim, int parts);
 
 class Work {
  public:

@@ -99,6 +99,13 @@ struct CommOp {
   // recv/sendrecv: ordinal of the receive on channel (group, src -> this rank, tag); it matches the
   // send of the same ordinal on that channel.
   std::uint64_t recv_seq = 0;
+  // Collectives with strided chunks (rt::chunks_strided): the bytes of the tensor the backend copies
+  // into a chunk-major staging buffer before the exchange (pack: reduce_scatter's and all_to_all's
+  // input) and out of one after it (unpack: all_gather's and all_to_all's output); 0 if contiguous.
+  // The copies run on the communication stream as part of the op (NCCL's pack kernels do; MPI packs
+  // on the host when posting and unpacks in the wait).
+  std::uint64_t pack_bytes = 0;
+  std::uint64_t unpack_bytes = 0;
 };
 
 struct Wait {

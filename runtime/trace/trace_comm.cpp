@@ -113,7 +113,9 @@ Work TraceComm::reduce_scatter(const Tensor& in, Tensor& out, int dim) {
   Shape want = in.shape();
   want[d] /= size();
   expect_out(op, out, want);
-  return post(collective(CommKind::reduce_scatter, in.nbytes()));
+  CommOp c = collective(CommKind::reduce_scatter, in.nbytes());
+  if (chunks_strided(in.shape(), static_cast<int>(d), size())) c.pack_bytes = in.nbytes();
+  return post(std::move(c));
 }
 
 Work TraceComm::all_gather(const Tensor& in, Tensor& out, int dim) {
@@ -121,10 +123,13 @@ Work TraceComm::all_gather(const Tensor& in, Tensor& out, int dim) {
   check_defined(op, in, "in");
   check_defined(op, out, "out");
   same_dtype(op, in, out);
+  const std::size_t d = norm_dim(op, dim, in);
   Shape want = in.shape();
-  want[norm_dim(op, dim, in)] *= size();
+  want[d] *= size();
   expect_out(op, out, want);
-  return post(collective(CommKind::all_gather, out.nbytes()));
+  CommOp c = collective(CommKind::all_gather, out.nbytes());
+  if (chunks_strided(out.shape(), static_cast<int>(d), size())) c.unpack_bytes = out.nbytes();
+  return post(std::move(c));
 }
 
 Work TraceComm::all_to_all(const Tensor& in, Tensor& out, int split_dim, int concat_dim) {
@@ -138,7 +143,10 @@ Work TraceComm::all_to_all(const Tensor& in, Tensor& out, int split_dim, int con
   want[s] /= size();
   want[c] *= size();
   expect_out(op, out, want);
-  return post(collective(CommKind::all_to_all, in.nbytes()));
+  CommOp a = collective(CommKind::all_to_all, in.nbytes());
+  if (chunks_strided(in.shape(), static_cast<int>(s), size())) a.pack_bytes = in.nbytes();
+  if (chunks_strided(out.shape(), static_cast<int>(c), size())) a.unpack_bytes = out.nbytes();
+  return post(std::move(a));
 }
 
 Work TraceComm::send(const Tensor& t, int dst, int tag) {

@@ -228,10 +228,24 @@ class Replayer {
     t.ready = t.start = engine_.now();
     on_comm_activity_change(r);
     const auto& op = std::get<CommOp>(s.trace->records[rec]);
-    if (is_collective(op.kind))
-      post_collective(r, op, s.active_comm);
-    else
+    if (!is_collective(op.kind)) {
       post_p2p(r, op);
+    } else if (op.pack_bytes == 0) {
+      post_collective(r, op, s.active_comm);
+    } else {  // the stream packs the strided chunks first, then joins the collective
+      const std::size_t timing = s.active_comm;
+      engine_.schedule_at(engine_.now() + staging_copy(op.pack_bytes),
+                          [this, r, &op, timing] { post_collective(r, op, timing); });
+    }
+  }
+
+  // A copy of `bytes` through a collective's staging buffer (pack or unpack): a copy-class op.
+  [[nodiscard]] Time staging_copy(std::uint64_t bytes) const {
+    ComputeOp copy;
+    copy.name = "staging_copy";
+    copy.op_class = rt::OpClass::copy;
+    copy.bytes_read = copy.bytes_written = bytes;
+    return model_.duration(copy);
   }
 
   void end_comm(int r) {
@@ -316,8 +330,14 @@ class Replayer {
       t.algorithm = algo;
       t.protocol = res.protocol;
     }
-    // Members end in group order at the same instant (the call's last arrival).
-    for (const auto& slot : slots) part_done(slot.first);
+    // Members end in group order at the same instant (the call's last arrival), or after unpacking.
+    for (const auto& [rank, timing] : slots) {
+      const auto& op = std::get<CommOp>(state(rank).trace->records[timeline(rank).comm[timing].record]);
+      if (op.unpack_bytes == 0)
+        part_done(rank);
+      else
+        engine_.schedule_at(engine_.now() + staging_copy(op.unpack_bytes), [this, r = rank] { part_done(r); });
+    }
   }
 
   int algorithm_index(const std::string& name) {

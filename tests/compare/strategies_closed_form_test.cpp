@@ -19,10 +19,10 @@ struct Variant {
 };
 
 Config config(const Json& model, std::int64_t seq, int degree, const Variant& v, bool causal,
-              const std::string& passes, const std::string& cluster = "dgx-a100") {
+              const std::string& passes, const std::string& cluster = "dgx-a100", int batch = 1) {
   Json doc = {{"schema_version", 1},
               {"model", model},
-              {"workload", {{"seq_len", seq}, {"passes", passes}, {"causal", causal}}},
+              {"workload", {{"seq_len", seq}, {"passes", passes}, {"causal", causal}, {"batch", batch}}},
               {"cluster", {{"preset", cluster}, {"nodes", 1}}},
               {"strategy", {{"name", v.strategy}, {"degree", degree}, {"options", v.options}}}};
   return parse_config(doc, "");
@@ -100,6 +100,26 @@ TEST_CASE("closed form vs simulator: Ulysses with replicated kv heads (kv_heads 
       REQUIRE(closed);
       CHECK(std::abs(sim.step_time_s / closed->step_s - 1) < 0.02);
       CHECK(std::abs(sim.bytes_sent_max / closed->bytes_sent - 1) < 1e-9);
+    }
+}
+
+TEST_CASE("closed form vs simulator: batch 2, every collective's chunks strided (staging copies)") {
+  // With B = 2 the sequence-layout tensors [B, H, c, d] of Ulysses have strided chunks as well as the
+  // head-layout ones, as has the fused buffer [B, P, ·, d]: every all-to-all packs and unpacks a copy
+  // of its tensor (rt::chunks_strided); all-gather-KV's and RSA's dim-1 collectives stage too. The
+  // closed forms charge each copy as a copy op on the communication stream, exactly as the replay.
+  std::vector<Variant> vs = variants;
+  vs.push_back({"rsa", {{"grad_reduction", "reduce_scatter"}}});
+  for (const auto& v : vs)
+    for (const std::string passes : {"fwd", "fwd+bwd"}) {
+      const Config cfg = config({{"preset", "llama2-7b"}}, 8192, 8, v, true, passes, "dgx-a100", 2);
+      CAPTURE(v.strategy);
+      CAPTURE(v.options.dump());
+      CAPTURE(passes);
+      const SimSummary sim = simulate(cfg, {{}, false});
+      const auto closed = closed_form(cfg);
+      REQUIRE(closed);
+      CHECK(sim.step_time_s == doctest::Approx(closed->step_s).epsilon(1e-6));
     }
 }
 

@@ -83,12 +83,16 @@ class TraceBuilder {
     op.bytes_read = bytes;
     return add(op);
   }
-  std::size_t collective(tr::CommKind kind, std::uint64_t bytes, std::uint64_t seq) {
+  // pack / unpack: bytes copied through a staging buffer before / after the exchange (strided chunks).
+  std::size_t collective(tr::CommKind kind, std::uint64_t bytes, std::uint64_t seq, std::uint64_t pack = 0,
+                         std::uint64_t unpack = 0) {
     tr::CommOp op;
     op.kind = kind;
     op.group = group_;
     op.bytes = bytes;
     op.seq = seq;
+    op.pack_bytes = pack;
+    op.unpack_bytes = unpack;
     return add(op);
   }
   std::size_t sendrecv(int dst, int src, std::uint64_t bytes, std::uint64_t seq) {

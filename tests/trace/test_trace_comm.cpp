@@ -59,6 +59,42 @@ TEST_CASE("collectives record the full per-rank buffer size as bytes") {
   }
 }
 
+TEST_CASE("strided chunks record the staging copies every backend makes; contiguous ones none") {
+  constexpr int p = 2;
+  const auto traces = trace_ranks(p, DType::f32, [](Device& dev, Comm& comm) {
+    Tensor x = dev.empty({3, 4, 8});                    // 384 B
+    Tensor rs_out = dev.empty({3, 2, 8});               // dim 1: chunks strided (3 rows before it)
+    comm.reduce_scatter(x, rs_out, 1).wait();           // pack 384 B
+    Tensor ag_out = dev.empty({3, 8, 8});               // 768 B
+    comm.all_gather(x, ag_out, 1).wait();               // unpack 768 B
+    Tensor a2a_out = dev.empty({6, 2, 8});              // split dim 1 (strided), concat dim 0 (contiguous)
+    comm.all_to_all(x, a2a_out, 1, 0).wait();           // pack only
+    Tensor lead = dev.empty({1, 4, 8});                 // extent 1 before dim 1: contiguous
+    Tensor lead_out = dev.empty({1, 2, 8});
+    comm.reduce_scatter(lead, lead_out, 1).wait();      // nothing
+    Tensor flat_out = dev.empty({6, 4, 8});
+    comm.all_gather(x, flat_out, 0).wait();             // dim 0: nothing
+  });
+  for (const auto& t : traces) {
+    const auto ops = all_of_kind<CommOp>(t.records);
+    REQUIRE(ops.size() == 5);
+    CHECK(ops[0].pack_bytes == 3 * 4 * 8 * 4);
+    CHECK(ops[0].unpack_bytes == 0);
+    CHECK(ops[1].pack_bytes == 0);
+    CHECK(ops[1].unpack_bytes == 3 * 8 * 8 * 4);
+    CHECK(ops[2].pack_bytes == 3 * 4 * 8 * 4);
+    CHECK(ops[2].unpack_bytes == 0);
+    for (std::size_t i : {3, 4}) {
+      CHECK(ops[i].pack_bytes == 0);
+      CHECK(ops[i].unpack_bytes == 0);
+    }
+  }
+  CHECK(chunks_strided({3, 4, 8}, 1, 2));
+  CHECK_FALSE(chunks_strided({3, 4, 8}, 1, 1));  // one chunk is the whole tensor
+  CHECK_FALSE(chunks_strided({1, 1, 8}, 2, 4));
+  CHECK(chunks_strided({1, 2, 8}, -1, 4));       // negative dims count from the end
+}
+
 TEST_CASE("collective shape errors throw") {
   Recorder rec(1, DType::f32);
   TraceDevice dev(DType::f32, rec);
