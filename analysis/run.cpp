@@ -268,7 +268,7 @@ Spread spread_of(std::vector<double> v) {
 RunMeasurement run_strategy(const Config& cfg, rt::Device& dev, rt::Comm& comm, const RunOptions& options) {
   const auto* info = strategies::builtin().find(cfg.strategy.name);
   if (!info) throw InputError("strategy.name", "unknown strategy '" + cfg.strategy.name + "'");
-  TimedComm timed(comm);
+  TimedComm timed(comm, options.sync_collectives);
   TimedDevice timed_dev(dev);
   RankRun run(cfg, *info, timed_dev, timed);
   RunMeasurement m;
@@ -357,7 +357,10 @@ std::vector<PhaseRow> phase_rows(const RunMeasurement& m) {
   for (std::size_t k = 0; k < kCommKinds; ++k) {
     const auto& s = m.per_iteration[k];
     if (s.calls == 0) continue;
-    const std::string name(comm_kind_name(static_cast<CommKind>(k)));
+    // The barrier slot: --sync-collectives' waits for the group's last member before each collective.
+    const std::string name = static_cast<CommKind>(k) == CommKind::barrier
+                                 ? std::string("peer_wait")
+                                 : std::string(comm_kind_name(static_cast<CommKind>(k)));
     auto r = row("  " + name, "comm:" + name, [k](auto& it) { return it.comm_s[k]; });
     r.calls = s.calls;
     r.bytes = s.bytes;

@@ -21,6 +21,9 @@ struct RunOptions {
   int iters = 5;   // timed iterations (forward + backward each)
   int warmup = 1;  // untimed iterations first
   bool verify = false;
+  // A barrier before every collective, reported as its own row: the collectives' blocked time is then
+  // their own cost, without waiting for the slowest member (TimedComm).
+  bool sync_collectives = false;
 };
 
 // The config a run of `world_size` ranks executes and simulates: strategy.degree = world_size (checked

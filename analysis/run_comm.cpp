@@ -51,14 +51,24 @@ class ThenWork final : public rt::Work::Impl {
 
 // ---- TimedComm ---------------------------------------------------------------------------------
 
-TimedComm::TimedComm(rt::Comm& inner) : inner_(inner), stats_(std::make_shared<CommStats>()) {}
-TimedComm::TimedComm(std::unique_ptr<rt::Comm> owned, std::shared_ptr<CommStats> stats)
-    : owned_(std::move(owned)), inner_(*owned_), stats_(std::move(stats)) {}
+TimedComm::TimedComm(rt::Comm& inner, bool sync_collectives)
+    : inner_(inner), stats_(std::make_shared<CommStats>()), sync_collectives_(sync_collectives) {}
+TimedComm::TimedComm(std::unique_ptr<rt::Comm> owned, std::shared_ptr<CommStats> stats, bool sync_collectives)
+    : owned_(std::move(owned)), inner_(*owned_), stats_(std::move(stats)), sync_collectives_(sync_collectives) {}
 TimedComm::~TimedComm() = default;
 
 template <class Post>
 rt::Work TimedComm::timed(CommKind kind, double bytes, Post&& post) {
   auto& s = (*stats_)[static_cast<std::size_t>(kind)];
+  const bool collective = kind == CommKind::all_reduce || kind == CommKind::reduce_scatter ||
+                          kind == CommKind::all_gather || kind == CommKind::all_to_all;
+  if (sync_collectives_ && collective) {
+    auto& sync = (*stats_)[static_cast<std::size_t>(CommKind::barrier)];
+    const auto ts = Clock::now();
+    inner_.barrier();
+    sync.calls += 1;
+    sync.blocked_s += seconds_since(ts);
+  }
   const auto t0 = Clock::now();
   rt::Work inner = post();
   s.calls += 1;
@@ -95,7 +105,7 @@ rt::Work TimedComm::sendrecv(const rt::Tensor& out, int dst, rt::Tensor& in, int
                [&] { return inner_.sendrecv(out, dst, in, src, tag); });
 }
 std::unique_ptr<rt::Comm> TimedComm::split(const std::vector<int>& color_of_rank) {
-  return std::unique_ptr<rt::Comm>(new TimedComm(inner_.split(color_of_rank), stats_));
+  return std::unique_ptr<rt::Comm>(new TimedComm(inner_.split(color_of_rank), stats_, sync_collectives_));
 }
 
 // ---- HostStagedComm -----------------------------------------------------------------------------

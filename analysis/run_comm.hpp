@@ -15,11 +15,12 @@
 namespace spsim::analysis {
 
 // The communication kinds a strategy can post, in report order: the trace's kinds (one vocabulary for
-// measured and simulated runs) up to, not including, barrier, which is not timed per kind.
+// measured and simulated runs) up to and including barrier. The barrier slot holds only the waits of
+// sync_collectives (a strategy's own barrier() calls are not timed).
 using rt::trace::CommKind;
 using rt::trace::comm_kind_name;
-inline constexpr int kCommKinds = static_cast<int>(CommKind::barrier);
-static_assert(kCommKinds == 7 && static_cast<int>(CommKind::sendrecv) == kCommKinds - 1);
+inline constexpr int kCommKinds = static_cast<int>(CommKind::barrier) + 1;
+static_assert(kCommKinds == 8 && static_cast<int>(CommKind::sendrecv) == kCommKinds - 2);
 
 struct CommKindStats {
   int calls = 0;
@@ -33,9 +34,13 @@ using CommStats = std::array<CommKindStats, kCommKinds>;
 // compute that is complete when waited for costs only its posting). On asynchronous device
 // backends (NCCL) wait() does not block the host, so the numbers are host-side enqueue times.
 // Sub-groups made by split() are timed into the same statistics. Not thread-safe (one per rank).
+//
+// sync_collectives: every collective is preceded by a barrier of its group, timed as kind barrier, so
+// the collective's own blocked time no longer includes waiting for the last member to arrive (the
+// skew of the compute before it). The step then holds the same work plus one barrier per collective.
 class TimedComm final : public rt::Comm {
  public:
-  explicit TimedComm(rt::Comm& inner);
+  explicit TimedComm(rt::Comm& inner, bool sync_collectives = false);
   ~TimedComm() override;
 
   [[nodiscard]] const CommStats& stats() const { return *stats_; }
@@ -58,13 +63,14 @@ class TimedComm final : public rt::Comm {
   [[nodiscard]] std::unique_ptr<rt::Comm> split(const std::vector<int>& color_of_rank) override;
 
  private:
-  TimedComm(std::unique_ptr<rt::Comm> owned, std::shared_ptr<CommStats> stats);
+  TimedComm(std::unique_ptr<rt::Comm> owned, std::shared_ptr<CommStats> stats, bool sync_collectives);
   template <class Post>
   rt::Work timed(CommKind kind, double bytes, Post&& post);
 
   std::unique_ptr<rt::Comm> owned_;  // set for sub-groups
   rt::Comm& inner_;
   std::shared_ptr<CommStats> stats_;
+  bool sync_collectives_;
 };
 
 // Host staging: every tensor passed in is copied to a host tensor (device.to_host), the host

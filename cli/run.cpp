@@ -25,6 +25,7 @@ struct RunArgs {
   int iters = 5;
   int warmup = 1;
   bool verify = false;
+  bool sync = false;
   bool json = false;
   double timeout = 0;  // seconds, 0 = none
   std::string cluster;
@@ -52,7 +53,7 @@ Prepared prepare(const RunArgs& a, int world_size) {
   if (!a.cluster.empty()) cluster = analysis::cluster_argument(a.cluster);
   const rt::DType dtype = analysis::run_dtype(loaded);
   p.config = analysis::run_config(loaded, world_size, dtype, cluster);
-  p.options = {a.iters, a.warmup, a.verify};
+  p.options = {a.iters, a.warmup, a.verify, a.sync};
   p.device = analysis::make_run_device(p.backend, dtype);
   return p;
 }
@@ -111,6 +112,9 @@ Action add_run(CLI::App& app) {
   sub->add_option("--iters", a->iters, "timed iterations (default 5)");
   sub->add_option("--warmup", a->warmup, "untimed iterations first (default 1)");
   sub->add_flag("--verify", a->verify, "gather outputs and gradients and compare them with the reference");
+  sub->add_flag("--sync-collectives", a->sync,
+                "a barrier before every collective, timed as its own row (peer_wait): each collective's\n"
+                "blocked time is then its own cost, not the wait for the slowest rank to arrive");
   sub->add_flag("--json", a->json, "machine-readable output (schema_version 1)");
   sub->add_option("--timeout", a->timeout, "abort every rank after this many seconds (default: no limit)");
   sub->add_option(

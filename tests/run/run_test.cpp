@@ -4,7 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <mutex>
+#include <thread>
 
 #include "analysis/run_backend.hpp"
 #include "analysis/run_comm.hpp"
@@ -119,6 +121,43 @@ TEST_CASE("TimedComm counts calls and bytes per kind and passes results through"
     CHECK(s[static_cast<std::size_t>(CommKind::sendrecv)].calls == 1);
     CHECK(s[static_cast<std::size_t>(CommKind::sendrecv)].bytes == 32);
     CHECK(s[static_cast<std::size_t>(CommKind::all_gather)].calls == 0);
+  }
+}
+
+TEST_CASE("TimedComm with sync_collectives: the wait for a late rank moves to the barrier row") {
+  // Rank 0 arrives 200 ms late at an all-reduce. Without sync the others block in the all-reduce for
+  // those 200 ms; with sync they block in the barrier before it, and the all-reduce itself is quick.
+  // Point-to-point calls get no barrier.
+  using namespace std::chrono_literals;
+  constexpr double kLate = 0.2;
+  for (bool sync : {false, true}) {
+    CAPTURE(sync);
+    std::mutex mu;
+    std::vector<CommStats> stats(3);
+    rt::run_ranks(3, [&](rt::Comm& inner) {
+      rt::CpuDevice dev(rt::DType::f64);
+      TimedComm comm(inner, sync);
+      rt::Tensor x = dev.from_host(std::vector<double>(4, 1.0), {4});
+      if (inner.rank() == 0) std::this_thread::sleep_for(200ms);
+      comm.all_reduce(x).wait();
+      rt::Tensor in = dev.empty({4});
+      comm.ring_exchange(x, in).wait();
+      std::lock_guard lock(mu);
+      stats[static_cast<std::size_t>(inner.rank())] = comm.stats();
+    });
+    for (int r = 1; r < 3; ++r) {
+      CAPTURE(r);
+      const auto& s = stats[static_cast<std::size_t>(r)];
+      const auto& ar = s[static_cast<std::size_t>(CommKind::all_reduce)];
+      const auto& wait = s[static_cast<std::size_t>(CommKind::barrier)];
+      CHECK(wait.calls == (sync ? 1 : 0));
+      if (sync) {
+        CHECK(wait.blocked_s > 0.9 * kLate);
+        CHECK(ar.blocked_s < 0.5 * kLate);
+      } else {
+        CHECK(ar.blocked_s > 0.9 * kLate);
+      }
+    }
   }
 }
 
