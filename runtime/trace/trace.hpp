@@ -11,7 +11,9 @@
 //    compute stream the same way). A collective also waits until every member of its group has
 //    posted it (matched by group id and `seq`); a send matches the receive with the same
 //    (group, src, dst, tag, sequence number). A sendrecv is one op that ends when both its send and
-//    its receive are done; a message to oneself (a ring of one rank) is a local copy.
+//    its receive are done; a message to oneself (a ring of one rank) is a local copy. A collective
+//    with strided chunks carries pack_bytes / unpack_bytes: staging copies run on the comm stream
+//    before the member joins / after the exchange, as part of the op.
 //  * Without a Wait a ComputeOp does not depend on any CommOp: this is the overlap.
 //  * Wait{comm_record} (recorded by Work::wait()): every record after it (compute or comm) starts no
 //    earlier than the end of the CommOp at index comm_record. Since the comm stream is in order, this
