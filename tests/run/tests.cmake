@@ -46,6 +46,11 @@ if(spsim_have_mpi)
                  ARGS ${spsim_run_mpirun} 4 $<TARGET_FILE:spsim> run ${spsim_run_checks}/rsa-colossalai.json
                       --verify --iters 1 --warmup 0 --timeout 80)
 
+  # --sync-collectives: the same verified result, and the barrier waits reported as their own row.
+  spsim_run_test(run_np2_sync_collectives STATUS 0 SECONDS 90 PATTERN "  peer_wait .* 0 B"
+                 ARGS ${spsim_run_mpirun} 2 $<TARGET_FILE:spsim> run ${spsim_run_checks}/rsa-reduce-scatter.json
+                      --verify --iters 1 --warmup 0 --sync-collectives --timeout 80)
+
   # Bad input: every rank rejects the config, exit status 2, the message printed once.
   spsim_run_test(run_bad_config STATUS 2 SECONDS 60
                  PATTERN "strategy.options.grad_reduction.*allreduce_divide"
