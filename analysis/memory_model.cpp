@@ -17,6 +17,7 @@ struct RsaSizes {
   double q, k, s, blk, f, ring_bufs;
   bool ring_reduction;
   bool view_kept;  // all-reduce-then-slice: the chunk is a view, the full buffer stays (strategies/rsa.cpp)
+  bool staged;     // reduce-scatter of [B·Hkv, s, d] along s with B·Hkv > 1: strided chunks, packed
   RsaSizes(const Config& c) {
     const double e = static_cast<double>(rt::dtype_bytes(c.workload.dtype));
     const double b = static_cast<double>(c.workload.batch), h = static_cast<double>(c.model.heads),
@@ -32,12 +33,14 @@ struct RsaSizes {
     ring_bufs = std::min(p - 1, 2) * k;
     ring_reduction = c.strategy.options.at("grad_reduction") == "ring";
     view_kept = c.strategy.options.at("grad_reduction").rfind("allreduce_slice", 0) == 0;
+    staged = c.strategy.options.at("grad_reduction") == "reduce_scatter" && b * hkv > 1 && p > 1;
   }
   // What a dK/dV reduction holds on top of its inputs.
   [[nodiscard]] std::vector<MemoryTerm> reduction(int p) const {
     if (ring_reduction)
       return p > 1 ? std::vector<MemoryTerm>{{"ring accumulator, incoming, partial", 3 * k}, {"score block slice", blk}}
                    : std::vector<MemoryTerm>{{"partial", k}, {"score block slice", blk}};
+    if (staged) return {{"full-length dK/dV buffer", f}, {"owned chunk", k}, {"reduce-scatter staging", f}};
     return {{"full-length dK/dV buffer", f}, {"owned chunk", k}};
   }
 };

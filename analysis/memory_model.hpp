@@ -13,7 +13,8 @@
 //   backward  V ring     In + Q + S  + S + R·K + Bk                 (o; probs kept; dprobs)
 //             dV reduce  In + Q + 2S + red                           red: F + K (the full buffer, then the
 //                                                                   owned slice) for allreduce_slice(_div) and
-//                                                                   reduce_scatter; 3K + Bk for ring (accumulator,
+//                                                                   reduce_scatter (+ F, its staging copy, when
+//                                                                   B·Hkv > 1); 3K + Bk for ring (accumulator,
 //                                                                   incoming, partial, its slice)
 //             softmax'   In + Q + 3S + K                            (probs, dprobs, dscores; dV)
 //             dq ring    In + Q + 2S + K + Q + R·K + Bk             (probs freed; dq)
@@ -50,7 +51,12 @@
 // all-gather-KV (strategies/allgather_kv.cpp), F = B·Hkv·s·d the gathered K:
 //   forward   In + 2F + Q + L;   backward attention In + 2F + Q + L + Q + 2F;
 //   reduce-scatter In + Q + Q + 2F + 2K (gathered K, V and lse freed).
-// NCCL's internal staging buffers are fixed-size (not proportional to n) and are not counted.
+// Staging (rt::chunks_strided): a collective whose chunks are strided holds a copy of its tensor from
+// post to wait (pack and/or unpack). Ulysses: + the q, k, v (or o, dO, or gradient) copies at each
+// exchange, a tensor counting once on the sequence side when B > 1 and once on the head side when
+// B·heads/u > 1 (the dO exchange is then a moment of its own); fused: + 2T at the exchange when B > 1.
+// all-gather-KV: + 2F at the all-gathers and at the reduce-scatters when B·Hkv > 1. Groups of one
+// stage nothing. NCCL's internal buffers are fixed-size (not proportional to n) and are not counted.
 //
 // The s/P × s rows dominate: S / F = (H/Hkv)·(c/d), so F matters only when s/P is near the head dim;
 // the ring variant removes F (P× the buffer it keeps), which the table reports separately.

@@ -55,6 +55,18 @@ std::vector<Moment> ulysses_level_moments(const Config& c, int u, int ring_r, bo
   const double kr = z.k * rep, t = z.q + 2 * kr, ones = rep * z.e;
   const bool fused = c.strategy.options.at("qkv_fusion") == "fused";
   const MemoryTerm in = z.inputs(backward);
+  // Staging buffers of the all-to-alls whose chunks are strided (rt::chunks_strided), alive from post to
+  // wait: the sequence layout [B, H, c, d] when B > 1, the head layout [B, H/u, s, d] when B·H/u > 1, the
+  // fused buffer [B, u, ·, d] when B > 1 (pack and unpack); none for a group of one.
+  const std::int64_t b = c.workload.batch;
+  const bool seq_strided = u > 1 && b > 1;
+  auto head_strided = [&](std::int64_t heads_per_rank) { return u > 1 && b * heads_per_rank > 1; };
+  auto staging = [&](double bytes, std::int64_t heads_per_rank) {
+    return (seq_strided ? bytes : 0) + (head_strided(heads_per_rank) ? bytes : 0);
+  };
+  const std::int64_t hq = c.model.heads / u, hk = c.model.kv_heads * static_cast<std::int64_t>(rep) / u;
+  const double stage_qkv = staging(z.q, hq) + 2 * staging(kr, hk), stage_o = staging(z.q, hq),
+               stage_fused = seq_strided ? 2 * t : 0;
   std::vector<Moment> m;
   std::vector<MemoryTerm> reps;  // the replicated K, V, alive while they go to the head layout
   if (rep > 1) {
@@ -63,7 +75,11 @@ std::vector<Moment> ulysses_level_moments(const Config& c, int u, int ring_r, bo
   }
   if (!fused) {
     m.push_back({"forward to heads", with(with({in}, reps), {{"q, k, v head-sharded", t}})});
+    if (stage_qkv > 0) m.back().terms.push_back({"all-to-all staging", stage_qkv});
   } else {
+    if (stage_fused > 0)
+      m.push_back({"forward to heads (fused), exchange",
+                   with(with({in}, reps), {{"packed send, receive", 2 * t}, {"all-to-all staging", stage_fused}})});
     // Packed send and receive buffers; per tensor i a slice (freed) and its permute (kept):
     // prefix_i + 2·x_i at tensor i.
     const double x[3] = {z.q, kr, kr};
@@ -80,19 +96,27 @@ std::vector<Moment> ulysses_level_moments(const Config& c, int u, int ring_r, bo
     if (ring_r >= 2) m.back().terms.push_back({"block o, lse", z.q + z.lse});
   }
   m.push_back({"forward attention, o to sequence", with(with({in}, kept), {{"o", z.q}})});
+  if (stage_o > 0) m.back().terms.push_back({"all-to-all staging", stage_o});
   if (!backward) return m;
   const std::vector<MemoryTerm> held = with(with({in}, {{"o", z.q}}), kept);
+  if (stage_o > 0)  // dO to the head layout, staged as o was
+    m.push_back({"backward dO to heads", with(held, {{"do head-sharded", z.q}, {"all-to-all staging", stage_o}})});
   m.push_back({ring_r > 0 ? "backward ring" : "backward attention",
                with(held, {{"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}})});
   if (ring_r > 0)
     m.back().terms.push_back({"k/v blocks and dk/dv accumulators", ring_backward_buffers(ring_r, kr)});
   const std::vector<MemoryTerm> grads = {
       in, {"o", z.q}, {"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}};
-  if (!fused)
+  if (!fused) {
     m.push_back({"backward to sequence", with(grads, {{"dq, dk, dv", t}})});
-  else
+    if (stage_qkv > 0) m.back().terms.push_back({"all-to-all staging", stage_qkv});
+  } else {
     m.push_back({"backward to sequence (fused)",
                  with(grads, {{"permuted parts, packed send, receive", 3 * t}, {"dq, dk, dv slices", t}})});
+    if (stage_fused > 0)
+      m.push_back({"backward to sequence (fused), exchange",
+                   with(grads, {{"permuted parts, packed send, receive", 3 * t}, {"all-to-all staging", stage_fused}})});
+  }
   if (rep > 1)
     m.push_back({"backward sum replicas",
                  with(grads, {{"dq, dk, dv (replicated)", t}, {"dk, dv", 2 * z.k}, {"ones", ones}})});
@@ -131,11 +155,16 @@ std::vector<Moment> allgather_kv_moments(const Config& c, bool backward) {
   const double f = z.k * z.p;  // a gathered K: B·Hkv·s·d
   const MemoryTerm in = z.inputs(backward);
   const std::vector<MemoryTerm> fwd = {in, {"gathered k, v", 2 * f}, {"o, lse", z.q + z.lse}};
+  // The gathered [B·Hkv, s, d] and the full-length gradients are cut along s: strided chunks when
+  // B·Hkv > 1, so both all-gathers unpack and both reduce-scatters pack through a buffer of f each.
+  const double stage = c.workload.batch * c.model.kv_heads > 1 && c.strategy.degree > 1 ? 2 * f : 0;
   std::vector<Moment> m = {{"forward attention", fwd}};
+  if (stage > 0) m.push_back({"forward all-gather", {in, {"gathered k, v", 2 * f}, {"all-gather staging", stage}}});
   if (!backward) return m;
   m.push_back({"backward attention", with(fwd, {{"dq", z.q}, {"full-length dk, dv", 2 * f}})});
   m.push_back({"backward reduce-scatter",
                {in, {"o", z.q}, {"dq", z.q}, {"full-length dk, dv", 2 * f}, {"dk, dv", 2 * z.k}}});
+  if (stage > 0) m.back().terms.push_back({"reduce-scatter staging", stage});
   return m;
 }
 

@@ -274,8 +274,9 @@ std::string answers(const ReportData& d) {
     << "reduce-scatter: (P−1)/P·n). In the simulated steps that saves\n" << range_percent(f.rs_saving)
     << " of the all-reduce variant's step time: the reductions are a small part of a step dominated by\n"
     << "the score-row GEMMs and the softmax. Its peak memory is " << range_percent(f.rs_peak_saving)
-    << " lower: both\nmaterialise the full-length dK/dV partial sum, but the sliced chunk of all-reduce-then-slice "
-    << "is a view\nthat keeps the full-length dV buffer alive through the rest of the backward.\n\n";
+    << " lower: both\nmaterialise the full-length dK/dV partial sum (and reduce-scatter packs it into a staging "
+    << "copy while it runs:\nits chunks along s are strided), but the sliced chunk of all-reduce-then-slice is a "
+    << "view that keeps\nthe full-length dV buffer alive through the rest of the backward.\n\n";
   o << "**3. Is a ring pass worth it?** For RSA as written, not for speed. The ring sends the same bytes as\n"
     << "reduce-scatter (" << range_text(f.ring_over_rs_bytes, 3, "×")
     << ") and overlaps each pass with computing the next partial gradient,\nand its gradient "

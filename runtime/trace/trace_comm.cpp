@@ -1,6 +1,8 @@
 // TraceComm: validated, data-less collectives and point-to-point calls recorded as CommOps.
 #include "runtime/trace/trace_comm.hpp"
 
+#include "runtime/trace/trace_device.hpp"
+
 #include <numeric>
 #include <string>
 #include <utility>
@@ -9,16 +11,21 @@ namespace spsim::rt::trace {
 
 namespace {
 
-// Work of a recorded CommOp: wait() records the dependency on it.
+// Work of a recorded CommOp: wait() records the dependency on it, then releases the op's staging
+// buffers (their Free follows the Wait, as a backend frees them once the op has completed).
 class TraceWork final : public Work::Impl {
  public:
-  TraceWork(Recorder recorder, std::size_t comm_record)
-      : recorder_(std::move(recorder)), comm_record_(comm_record) {}
-  void wait() override { recorder_.add(Wait{comm_record_}); }
+  TraceWork(Recorder recorder, std::size_t comm_record, std::vector<std::shared_ptr<Storage>> staging)
+      : recorder_(std::move(recorder)), comm_record_(comm_record), staging_(std::move(staging)) {}
+  void wait() override {
+    recorder_.add(Wait{comm_record_});
+    staging_.clear();
+  }
 
  private:
   Recorder recorder_;
   std::size_t comm_record_;
+  std::vector<std::shared_ptr<Storage>> staging_;
 };
 
 [[noreturn]] void fail(std::string_view op, const std::string& msg) {
@@ -71,8 +78,12 @@ TraceComm::TraceComm(Group group, int my_index, Recorder recorder)
 }
 
 Work TraceComm::post(CommOp op) {
+  // The staging buffers of strided chunks (pack and unpack), allocated before the op is recorded.
+  std::vector<std::shared_ptr<Storage>> staging;
+  for (std::uint64_t bytes : {op.pack_bytes, op.unpack_bytes})
+    if (bytes > 0) staging.push_back(make_trace_storage(bytes, recorder_));
   const std::size_t index = recorder_.add(std::move(op));
-  return Work(std::make_shared<TraceWork>(recorder_, index));
+  return Work(std::make_shared<TraceWork>(recorder_, index, std::move(staging)));
 }
 
 CommOp TraceComm::collective(CommKind kind, std::uint64_t bytes) {

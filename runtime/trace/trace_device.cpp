@@ -31,6 +31,14 @@ class TraceStorage final : public Storage {
   Recorder recorder_;
 };
 
+}  // namespace
+
+std::shared_ptr<Storage> make_trace_storage(std::size_t bytes, Recorder recorder) {
+  return std::make_shared<TraceStorage>(bytes, std::move(recorder));
+}
+
+namespace {
+
 [[noreturn]] void fail(std::string_view op, const std::string& msg) {
   throw RuntimeError(std::string(op) + ": " + msg);
 }

@@ -68,4 +68,7 @@ class TraceDevice final : public Device {
   Recorder recorder_;
 };
 
+// Data-less storage of `bytes`: records an Alloc now and a Free when the last reference goes.
+[[nodiscard]] std::shared_ptr<Storage> make_trace_storage(std::size_t bytes, Recorder recorder);
+
 }  // namespace spsim::rt::trace
