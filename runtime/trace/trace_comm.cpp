@@ -1,11 +1,11 @@
 // TraceComm: validated, data-less collectives and point-to-point calls recorded as CommOps.
 #include "runtime/trace/trace_comm.hpp"
 
-#include "runtime/trace/trace_device.hpp"
-
 #include <numeric>
 #include <string>
 #include <utility>
+
+#include "runtime/trace/trace_device.hpp"
 
 namespace spsim::rt::trace {
 
