@@ -123,6 +123,23 @@ TEST_CASE("closed form vs simulator: batch 2, every collective's chunks strided 
     }
 }
 
+namespace {
+
+// The memory model of `c` (variant `v`, passes `passes`) is the simulator's traced peak, to the byte.
+void expect_traced_peak(const Config& c, const Variant& v, const std::string& passes) {
+  CAPTURE(c.model.name);
+  CAPTURE(c.strategy.degree);
+  CAPTURE(c.workload.batch);
+  CAPTURE(passes);
+  CAPTURE(v.strategy);
+  CAPTURE(v.options.dump());
+  const auto m = memory_model(c);
+  REQUIRE(m);
+  CHECK(m->peak_bytes == static_cast<double>(simulate(c, {{}, false}).peak_memory_bytes));
+}
+
+}  // namespace
+
 TEST_CASE("memory model vs simulator: every strategy and option is the traced peak") {
   std::vector<Variant> vs = variants;
   for (const auto& model : {Json{{"preset", "llama3-8b"}}, Json{{"preset", "bert-large"}}})
@@ -130,15 +147,7 @@ TEST_CASE("memory model vs simulator: every strategy and option is the traced pe
       for (const std::string passes : {"fwd", "fwd+bwd"})
         for (const auto& v : vs) {
           if (v.strategy == "ulysses" && p == 3) continue;  // heads % 3 != 0
-          const Config c = config(model, 6144, p, v, true, passes);
-          CAPTURE(c.model.name);
-          CAPTURE(p);
-          CAPTURE(passes);
-          CAPTURE(v.strategy);
-          CAPTURE(v.options.dump());
-          const auto m = memory_model(c);
-          REQUIRE(m);
-          CHECK(m->peak_bytes == static_cast<double>(simulate(c, {{}, false}).peak_memory_bytes));
+          expect_traced_peak(config(model, 6144, p, v, true, passes), v, passes);
         }
   for (const auto& v : {replicate_separate, replicate_fused}) {
     const Config c = config(gqa4, 4096, 8, v, false, "fwd+bwd");
@@ -160,15 +169,7 @@ TEST_CASE("memory model vs simulator: batch 2, with the staging buffers of strid
         for (const auto& v : vs) {
           const bool replicates = v.options.contains("kv_replication");
           if (v.strategy == "ulysses" && replicates != (model == gqa4 && p == 8)) continue;
-          const Config c = config(model, 4096, p, v, true, passes, "dgx-a100", 2);
-          CAPTURE(c.model.name);
-          CAPTURE(p);
-          CAPTURE(passes);
-          CAPTURE(v.strategy);
-          CAPTURE(v.options.dump());
-          const auto m = memory_model(c);
-          REQUIRE(m);
-          CHECK(m->peak_bytes == static_cast<double>(simulate(c, {{}, false}).peak_memory_bytes));
+          expect_traced_peak(config(model, 4096, p, v, true, passes, "dgx-a100", 2), v, passes);
         }
 }
 
