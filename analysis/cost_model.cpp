@@ -278,8 +278,8 @@ class RsaModel {
     t.compute_only(op(rt::cost::gemm(rows(), q_shape(), {bkv_, s_, d_}, Trans::T, Trans::N, dt_, false)));
     if (reduction_ == "reduce_scatter") {
       // Ring reduce-scatter: each rank sends (P−1) chunks of n/P. The chunks (dim 1 of [bkv, s, d]) are
-      // strided when bkv > 1: a pack copy of n first (rt::chunks_strided).
-      const double pack = bkv_ > 1 ? op(rt::cost::copy({bkv_, s_, d_}, dt_)) : 0;
+      // strided when bkv > 1 and P > 1: a pack copy of n first (rt::chunks_strided).
+      const double pack = rt::chunks_strided({bkv_, s_, d_}, 1, p_) ? op(rt::cost::copy({bkv_, s_, d_}, dt_)) : 0;
       t.comm_only(hw_.collective_s("reduce_scatter", full_bytes) + pack, (pp - 1) / pp * full_bytes);
       return;
     }

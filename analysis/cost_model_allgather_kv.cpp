@@ -33,7 +33,7 @@ CostEstimate allgather_kv_closed_form(const Config& c, const HardwareModel& hw, 
   }
   const double bytes = static_cast<double>(rt::numel(kv_all) * rt::dtype_bytes(dt)),
                sent = (p - 1.0) / p * bytes;
-  const double staging = kv_all[0] > 1 ? hw.op_time_s(rt::cost::copy(kv_all, dt)) : 0;
+  const double staging = rt::chunks_strided(kv_all, 1, p) ? hw.op_time_s(rt::cost::copy(kv_all, dt)) : 0;
   Timeline t;
   t.sigma = c.simulation.compute_slowdown;
   t.comm_only(2 * (hw.collective_s("all_gather", bytes) + staging), 2 * sent);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis/cost_model.hpp"
+#include "runtime/comm.hpp"
 
 namespace spsim::analysis::detail {
 

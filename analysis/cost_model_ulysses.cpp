@@ -50,15 +50,16 @@ Shape UlyssesExchange::flat(std::int64_t heads) const {
 
 void UlyssesExchange::all_to_all(Timeline& t, double elements, bool pack, bool unpack) const {
   const double n = elements * static_cast<double>(rt::dtype_bytes(dt_));
-  // A group of one has one chunk, contiguous: nothing to stage.
-  const double staging = u_ > 1 ? op(rt::cost::copy({static_cast<std::int64_t>(elements)}, dt_)) : 0;
+  const double staging = op(rt::cost::copy({static_cast<std::int64_t>(elements)}, dt_));
   t.comm_only(hw_.collective_s("all_to_all", n, group_) + (pack ? staging : 0) + (unpack ? staging : 0),
               static_cast<double>(u_ - 1) / static_cast<double>(u_) * n);
 }
 
 // One tensor of `heads` heads (B·heads·c·d elements on every rank) between layouts, unfused.
 void UlyssesExchange::all_to_all_one(Timeline& t, std::int64_t heads, bool to_heads) const {
-  const bool seq_strided = b_ > 1, heads_strided = b_ * (heads / u_) > 1;
+  const int u = static_cast<int>(u_);
+  const bool seq_strided = rt::chunks_strided({b_, heads, c_, d_}, 1, u),
+             heads_strided = rt::chunks_strided({b_, heads / u_, u_ * c_, d_}, 2, u);
   all_to_all(t, numel(heads), to_heads ? seq_strided : heads_strided, to_heads ? heads_strided : seq_strided);
 }
 
@@ -84,7 +85,9 @@ void UlyssesExchange::exchange_three(Timeline& t, bool to_heads) const {
   if (!to_heads)
     for (auto hx : heads) t.compute_only(op(rt::cost::copy(flat(hx), dt_)));    // permute
   t.compute_only(op(rt::cost::copy({static_cast<std::int64_t>(total)}, dt_)));  // concat
-  all_to_all(t, total, b_ > 1, b_ > 1);
+  // The packed buffer [B, u, (H + 2Hkv)/u·c, d], exchanged along dim 1 both ways.
+  const bool strided = rt::chunks_strided({b_, u_, (h_ + 2 * hkv_) / u_ * c_, d_}, 1, static_cast<int>(u_));
+  all_to_all(t, total, strided, strided);
   for (auto hx : heads) {
     t.compute_only(op(rt::cost::copy(flat(hx), dt_)));                // slice
     if (to_heads) t.compute_only(op(rt::cost::copy(flat(hx), dt_)));  // permute

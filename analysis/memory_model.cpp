@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "analysis/memory_moments.hpp"
+#include "runtime/comm.hpp"
 #include "strategies/layer.hpp"
 
 namespace spsim::analysis {
@@ -33,7 +34,8 @@ struct RsaSizes {
     ring_bufs = std::min(p - 1, 2) * k;
     ring_reduction = c.strategy.options.at("grad_reduction") == "ring";
     view_kept = c.strategy.options.at("grad_reduction").rfind("allreduce_slice", 0) == 0;
-    staged = c.strategy.options.at("grad_reduction") == "reduce_scatter" && b * hkv > 1 && p > 1;
+    staged = c.strategy.options.at("grad_reduction") == "reduce_scatter" &&
+             rt::chunks_strided({c.workload.batch * c.model.kv_heads, c.workload.seq_len, c.model.head_dim}, 1, p);
   }
   // What a dK/dV reduction holds on top of its inputs.
   [[nodiscard]] std::vector<MemoryTerm> reduction(int p) const {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "runtime/comm.hpp"
 #include "strategies/compose.hpp"
 
 namespace spsim::analysis::detail {
@@ -58,15 +59,15 @@ std::vector<Moment> ulysses_level_moments(const Config& c, int u, int ring_r, bo
   // Staging buffers of the all-to-alls whose chunks are strided (rt::chunks_strided), alive from post to
   // wait: the sequence layout [B, H, c, d] when B > 1, the head layout [B, H/u, s, d] when B·H/u > 1, the
   // fused buffer [B, u, ·, d] when B > 1 (pack and unpack); none for a group of one.
-  const std::int64_t b = c.workload.batch;
-  const bool seq_strided = u > 1 && b > 1;
-  auto head_strided = [&](std::int64_t heads_per_rank) { return u > 1 && b * heads_per_rank > 1; };
+  const std::int64_t b = c.workload.batch, cl = c.workload.seq_len / c.strategy.degree, d = c.model.head_dim;
+  // A tensor of `heads_per_rank`·u heads: sequence layout split on dim 1, head layout gathered on dim 2.
   auto staging = [&](double bytes, std::int64_t heads_per_rank) {
-    return (seq_strided ? bytes : 0) + (head_strided(heads_per_rank) ? bytes : 0);
+    return (rt::chunks_strided({b, heads_per_rank * u, cl, d}, 1, u) ? bytes : 0) +
+           (rt::chunks_strided({b, heads_per_rank, u * cl, d}, 2, u) ? bytes : 0);
   };
   const std::int64_t hq = c.model.heads / u, hk = c.model.kv_heads * static_cast<std::int64_t>(rep) / u;
   const double stage_qkv = staging(z.q, hq) + 2 * staging(kr, hk), stage_o = staging(z.q, hq),
-               stage_fused = seq_strided ? 2 * t : 0;
+               stage_fused = rt::chunks_strided({b, u, (hq + 2 * hk) * cl, d}, 1, u) ? 2 * t : 0;
   std::vector<Moment> m;
   std::vector<MemoryTerm> reps;  // the replicated K, V, alive while they go to the head layout
   if (rep > 1) {
@@ -157,7 +158,10 @@ std::vector<Moment> allgather_kv_moments(const Config& c, bool backward) {
   const std::vector<MemoryTerm> fwd = {in, {"gathered k, v", 2 * f}, {"o, lse", z.q + z.lse}};
   // The gathered [B·Hkv, s, d] and the full-length gradients are cut along s: strided chunks when
   // B·Hkv > 1, so both all-gathers unpack and both reduce-scatters pack through a buffer of f each.
-  const double stage = c.workload.batch * c.model.kv_heads > 1 && c.strategy.degree > 1 ? 2 * f : 0;
+  const double stage = rt::chunks_strided({c.workload.batch * c.model.kv_heads, c.workload.seq_len, c.model.head_dim},
+                                          1, c.strategy.degree)
+                           ? 2 * f
+                           : 0;
   std::vector<Moment> m = {{"forward attention", fwd}};
   if (stage > 0) m.push_back({"forward all-gather", {in, {"gathered k, v", 2 * f}, {"all-gather staging", stage}}});
   if (!backward) return m;

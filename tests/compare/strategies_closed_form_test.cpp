@@ -140,6 +140,23 @@ void expect_traced_peak(const Config& c, const Variant& v, const std::string& pa
 
 }  // namespace
 
+TEST_CASE("closed form and memory model vs simulator: one rank has one chunk, nothing to stage") {
+  // P = 1: a collective's single chunk is the whole tensor, contiguous whatever the dim
+  // (rt::chunks_strided), so neither the replay nor the closed forms charge a staging copy or buffer.
+  std::vector<Variant> vs = variants;
+  vs.push_back({"rsa", {{"grad_reduction", "reduce_scatter"}}});
+  for (const auto& v : vs) {
+    const Config c = config({{"preset", "bert-large"}}, 4096, 1, v, false, "fwd+bwd", "dgx-a100", 2);
+    CAPTURE(v.strategy);
+    CAPTURE(v.options.dump());
+    const SimSummary sim = simulate(c, {{}, false});
+    const auto closed = closed_form(c);
+    REQUIRE(closed);
+    CHECK(sim.step_time_s == doctest::Approx(closed->step_s).epsilon(1e-6));
+    CHECK(memory_model(c)->peak_bytes == static_cast<double>(sim.peak_memory_bytes));
+  }
+}
+
 TEST_CASE("memory model vs simulator: every strategy and option is the traced peak") {
   std::vector<Variant> vs = variants;
   for (const auto& model : {Json{{"preset", "llama3-8b"}}, Json{{"preset", "bert-large"}}})
