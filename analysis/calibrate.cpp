@@ -236,8 +236,8 @@ Benchmark bench_comm(rt::Device& dev, rt::Comm& comm, Suite& s, bool quick, cons
       op = [&] { comm.all_gather(part, full).wait(); };
     else
       op = [&] { comm.all_to_all(full, other, 0, 0).wait(); };
-    const auto parsed = sim::parse_collective_kind(kind);
-    s.add(parsed ? bytes * sim::bus_bandwidth_factor(*parsed, p) : bytes, op);
+    const auto parsed = rt::parse_collective_op(kind);
+    s.add(parsed ? bytes * rt::bus_bandwidth_factor(*parsed, p) : bytes, op);
   }
   return s.finish(kind, "B", true);
 }

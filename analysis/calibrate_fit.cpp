@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::analysis {
 

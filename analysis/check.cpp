@@ -11,7 +11,7 @@
 #include "analysis/table.hpp"
 #include "models/layer_params.hpp"
 #include "runtime/cpu/cpu_device.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "runtime/threads/threads_comm.hpp"
 #include "strategies/layer.hpp"
 

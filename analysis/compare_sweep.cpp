@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::analysis {
 

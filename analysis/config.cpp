@@ -7,7 +7,7 @@
 #include "analysis/config_schema.hpp"
 #include "analysis/model_config.hpp"
 #include "analysis/sweep.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::analysis {
 

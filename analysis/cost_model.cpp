@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/cluster/cluster.hpp"
 #include "sim/collectives/collectives.hpp"
 #include "sim/compute/compute_model.hpp"
@@ -70,7 +70,7 @@ struct HardwareModel::Impl {
     const bool multi = cluster.device(src).node != cluster.device(dst).node;
     const auto protocol = sim::parse_protocol(sendrecv_protocol(config.collectives.protocol)).value();
     const auto costs = sim::resolve_protocol(collectives->protocols(), protocol, sim::AlgorithmFamily::ring,
-                                             sim::CollectiveKind::sendrecv, multi, 2);
+                                             rt::CommKind::sendrecv, multi, 2);
     return (costs.base_latency + costs.step(route.link_class) + route.latency).seconds() +
            bytes / (costs.efficiency * route.bottleneck_Bps);
   }
@@ -122,13 +122,13 @@ struct HardwareModel::Impl {
     return out;
   }
 
-  [[nodiscard]] double collective_s(sim::CollectiveKind kind, const std::string& algorithm, double bytes,
+  [[nodiscard]] double collective_s(rt::CommKind kind, const std::string& algorithm, double bytes,
                                     const std::vector<sim::DeviceId>& members) const {
     if (members.size() < 2) return 0;  // a group of one completes at once
     sim::CollectiveCall call{kind, members, bytes, registry_algorithm(algorithm), config.collectives.protocol};
     const sim::CollectiveChoice choice = collectives->choose(call);
     const bool ring = choice.algorithm == "ring";
-    const bool p2p = kind == sim::CollectiveKind::all_to_all &&
+    const bool p2p = kind == rt::CommKind::all_to_all &&
                      (choice.algorithm == "pairwise" || choice.algorithm == "direct");
     if (!ring && !p2p) return choice.predicted.seconds();
     const sim::GroupShape g = sim::make_group_shape(cluster, members);
@@ -136,7 +136,7 @@ struct HardwareModel::Impl {
                                              kind, g.multi_node(), g.min_per_node);
     if (p2p) return all_to_all_s(g, costs, choice.algorithm == "pairwise", bytes);
     const int p = g.size;
-    return ring_s(g, costs, kind == sim::CollectiveKind::all_reduce ? 2 * (p - 1) : p - 1, bytes);
+    return ring_s(g, costs, kind == rt::CommKind::all_reduce ? 2 * (p - 1) : p - 1, bytes);
   }
 };
 
@@ -178,11 +178,11 @@ double HardwareModel::collective_s(const std::string& kind, double bytes) const 
 double HardwareModel::collective_s(const std::string& kind, double bytes, const std::vector<int>& group) const {
   const auto& c = impl_->config.collectives;
   const auto m = impl_->devices(group);
-  if (kind == "all_reduce") return impl_->collective_s(sim::CollectiveKind::all_reduce, c.all_reduce, bytes, m);
+  if (kind == "all_reduce") return impl_->collective_s(rt::CommKind::all_reduce, c.all_reduce, bytes, m);
   if (kind == "reduce_scatter")
-    return impl_->collective_s(sim::CollectiveKind::reduce_scatter, c.reduce_scatter, bytes, m);
-  if (kind == "all_gather") return impl_->collective_s(sim::CollectiveKind::all_gather, c.all_gather, bytes, m);
-  if (kind == "all_to_all") return impl_->collective_s(sim::CollectiveKind::all_to_all, c.all_to_all, bytes, m);
+    return impl_->collective_s(rt::CommKind::reduce_scatter, c.reduce_scatter, bytes, m);
+  if (kind == "all_gather") return impl_->collective_s(rt::CommKind::all_gather, c.all_gather, bytes, m);
+  if (kind == "all_to_all") return impl_->collective_s(rt::CommKind::all_to_all, c.all_to_all, bytes, m);
   throw std::invalid_argument("collective_s: unknown kind " + kind);
 }
 

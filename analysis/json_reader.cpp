@@ -8,7 +8,7 @@
 #include <limits>
 #include <system_error>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::analysis {
 

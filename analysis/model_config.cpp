@@ -7,7 +7,7 @@
 #include <system_error>
 
 #include "analysis/config_schema.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::analysis {
 

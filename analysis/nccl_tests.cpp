@@ -7,7 +7,7 @@
 #include <regex>
 #include <sstream>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/collectives/fitted.hpp"
 
 namespace spsim::analysis {
@@ -16,13 +16,13 @@ namespace {
 
 struct TestName {
   const char* test;
-  sim::CollectiveKind kind;
+  rt::CommKind kind;
 };
-constexpr TestName kTests[] = {{"all_reduce_perf", sim::CollectiveKind::all_reduce},
-                               {"all_gather_perf", sim::CollectiveKind::all_gather},
-                               {"reduce_scatter_perf", sim::CollectiveKind::reduce_scatter},
-                               {"alltoall_perf", sim::CollectiveKind::all_to_all},
-                               {"sendrecv_perf", sim::CollectiveKind::sendrecv}};
+constexpr TestName kTests[] = {{"all_reduce_perf", rt::CommKind::all_reduce},
+                               {"all_gather_perf", rt::CommKind::all_gather},
+                               {"reduce_scatter_perf", rt::CommKind::reduce_scatter},
+                               {"alltoall_perf", rt::CommKind::all_to_all},
+                               {"sendrecv_perf", rt::CommKind::sendrecv}};
 constexpr const char* kTestChoices =
     "all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf";
 
@@ -149,14 +149,14 @@ class Parser {
                          [](const auto& a, const auto& b) { return a.algbw_GBps < b.algbw_GBps; });
     const double f = best->algbw_GBps > 0 ? best->busbw_GBps / best->algbw_GBps : 0;
     double p = 0;
-    if (table_.kind == sim::CollectiveKind::all_reduce && f > 0 && f < 2)
+    if (table_.kind == rt::CommKind::all_reduce && f > 0 && f < 2)
       p = 2 / (2 - f);
-    else if (table_.kind != sim::CollectiveKind::sendrecv && f > 0 && f < 1)
+    else if (table_.kind != rt::CommKind::sendrecv && f > 0 && f < 1)
       p = 1 / (1 - f);
     if (!(p >= 1.5))
       throw InputError(source_,
                        "cannot tell the number of ranks: the '#  Rank N ...' device lines are missing" +
-                           std::string(table_.kind == sim::CollectiveKind::sendrecv
+                           std::string(table_.kind == rt::CommKind::sendrecv
                                            ? " (sendrecv's busbw equals its algbw)"
                                            : " and busbw/algbw gives no rank count"));
     table_.ranks = static_cast<int>(std::lround(p));
@@ -188,7 +188,7 @@ NcclTestsTable load_nccl_tests(const std::filesystem::path& path) {
 }
 
 NcclTestsFit fit_nccl_tests(const NcclTestsTable& table) {
-  const double f = sim::bus_bandwidth_factor(table.kind, table.ranks);
+  const double f = rt::bus_bandwidth_factor(table.kind, table.ranks);
   std::vector<double> x, t;
   for (const auto& r : table.rows)
     if (r.time_us > 0) x.push_back(r.size_bytes * f), t.push_back(r.time_us * 1e-6);
@@ -207,7 +207,7 @@ NcclTestsFit fit_nccl_tests(const NcclTestsTable& table) {
 nlohmann::ordered_json collective_fits_json(const std::vector<NcclTestsFit>& fits) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const auto& f : fits) {
-    const std::string kind = sim::collective_kind_name(f.kind);
+    const std::string kind = std::string(rt::comm_kind_name(f.kind));
     if (out.contains(kind))
       throw InputError(f.source, "a second measurement of " + kind + " (from " +
                                      out[kind]["source"].get<std::string>() +

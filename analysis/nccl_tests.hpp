@@ -39,7 +39,7 @@ struct NcclTestsRow {
 struct NcclTestsTable {
   std::string source;  // file name, for messages
   std::string test;    // "all_reduce_perf", ...
-  sim::CollectiveKind kind = sim::CollectiveKind::all_reduce;
+  rt::CommKind kind = rt::CommKind::all_reduce;
   int ranks = 0;
   std::vector<NcclTestsRow> rows;
 };
@@ -50,7 +50,7 @@ struct NcclTestsTable {
 [[nodiscard]] NcclTestsTable load_nccl_tests(const std::filesystem::path& path);
 
 struct NcclTestsFit {
-  sim::CollectiveKind kind = sim::CollectiveKind::all_reduce;
+  rt::CommKind kind = rt::CommKind::all_reduce;
   int ranks = 0;
   double latency_s = 0;  // α
   double busbw_Bps = 0;  // B (bytes per second); time = α + size · f_K(P) / B

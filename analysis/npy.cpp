@@ -7,7 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::analysis {
 

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::analysis {
 

@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::analysis {
 

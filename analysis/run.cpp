@@ -10,7 +10,7 @@
 #include <string>
 
 #include "analysis/check_data.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/cluster/config.hpp"
 #include "strategies/layer.hpp"
 

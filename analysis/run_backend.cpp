@@ -5,7 +5,7 @@
 
 #include "analysis/run_comm.hpp"
 #include "runtime/cpu/cpu_device.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "runtime/host_storage.hpp"
 #ifdef SPSIM_WITH_MPI
 #include "runtime/mpi/mpi_comm.hpp"

@@ -10,7 +10,7 @@
 
 namespace spsim::analysis {
 
-inline constexpr int kOpClasses = 6;  // rt::OpClass values
+using rt::kOpClasses;  // rt::OpClass values
 
 struct OpClassStats {
   int calls = 0;

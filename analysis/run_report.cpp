@@ -4,7 +4,7 @@
 
 #include "analysis/run.hpp"
 #include "analysis/table.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/cluster/cluster.hpp"
 
 namespace spsim::analysis {

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <variant>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::analysis {
 

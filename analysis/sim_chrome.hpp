@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/trace/trace.hpp"
+#include "runtime/core/trace_format.hpp"
 #include "sim/cluster/cluster.hpp"
 #include "sim/memory/memory.hpp"
 #include "sim/replay/replay.hpp"

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "analysis/memory_model.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "runtime/trace/trace_ranks.hpp"
 #include "strategies/layer.hpp"
 

@@ -8,7 +8,7 @@
 #include "analysis/sim_chrome.hpp"
 #include "analysis/sim_trace.hpp"
 #include "analysis/table.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/cluster/config.hpp"
 #include "sim/memory/memory.hpp"
 #include "sim/replay/replay.hpp"

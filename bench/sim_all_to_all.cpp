@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   auto network = make_network(NetworkMode::flow, engine, cluster);
   Collectives coll(*network);
   CollectiveResult result;
-  coll.start({CollectiveKind::all_to_all, cluster.gpus(), 1024.0 * 1024 * 1024, "pairwise", "simple", 1},
+  coll.start({CommKind::all_to_all, cluster.gpus(), 1024.0 * 1024 * 1024, "pairwise", "simple", 1},
              [&](const CollectiveResult& r) { result = r; });
   engine.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -11,7 +11,7 @@
 #include "analysis/run_backend.hpp"
 #include "analysis/table.hpp"
 #include "cli/commands.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/cluster/config.hpp"
 #ifdef SPSIM_WITH_MPI
 #include "runtime/mpi/abort.hpp"
@@ -71,7 +71,7 @@ int from_nccl_tests(const CalibrateArgs& a) {
                      {"residual (rms rel.)", analysis::Align::right},
                      {"file", analysis::Align::left}});
   for (const auto& f : fits)
-    t.add_row({sim::collective_kind_name(f.kind), std::to_string(f.ranks), std::to_string(f.line.points),
+    t.add_row({std::string(rt::comm_kind_name(f.kind)), std::to_string(f.ranks), std::to_string(f.line.points),
                analysis::format_seconds(f.latency_s), analysis::format_fixed(f.busbw_Bps / 1e9, 2) + " GB/s",
                analysis::format_fixed(f.line.residual, 3), f.source});
   std::cout << "spsim calibrate: time = α + size · f(P) / busbw fitted to nccl-tests out-of-place times\n\n"

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/cluster/cluster.hpp"
 #include "sim/collectives/collectives.hpp"
 
@@ -50,23 +50,6 @@ double parse_size(const std::string& text, const std::string& where) {
   return v;
 }
 
-// nccl-tests' bus bandwidth factor (shared/data): 2(P-1)/P all-reduce, (P-1)/P RS/AG/A2A, 1 sendrecv.
-double busbw_factor(sim::CollectiveKind kind, int p) {
-  switch (kind) {
-    case sim::CollectiveKind::all_reduce:
-      return 2.0 * (p - 1) / p;
-    case sim::CollectiveKind::sendrecv:
-      return 1.0;
-    default:
-      return static_cast<double>(p - 1) / p;
-  }
-}
-
-std::string message_of(const InputError& e) {
-  const std::string what = e.what();
-  return what.substr(std::min(what.size(), e.where().size() + (e.where().empty() ? 0 : 2)));
-}
-
 sim::ClusterConfig load_cluster(const CollectiveArgs& a) {
   nlohmann::json section{{"preset", a.cluster}};
   if (a.nodes_given) {
@@ -76,10 +59,7 @@ sim::ClusterConfig load_cluster(const CollectiveArgs& a) {
   try {
     return sim::parse_cluster(section, "");
   } catch (const InputError& e) {
-    throw InputError(e.where() == "preset"  ? "--cluster"
-                     : e.where() == "nodes" ? "--nodes"
-                                            : e.where(),
-                     message_of(e));
+    throw e.at(e.where() == "preset" ? "--cluster" : e.where() == "nodes" ? "--nodes" : e.where());
   }
 }
 
@@ -98,10 +78,10 @@ std::vector<double> sizes_of(const CollectiveArgs& a) {
 }
 
 int run_collective(const CollectiveArgs& a) {
-  const auto kind = sim::parse_collective_kind(a.op);
+  const auto kind = rt::parse_collective_op(a.op);
   if (!kind)
     throw InputError("--op",
-                     "unknown collective '" + a.op + "'; valid choices: " + sim::kCollectiveKindChoices);
+                     "unknown collective '" + a.op + "'; valid choices: " + rt::collective_op_choices());
   const auto mode = sim::parse_network_mode(a.network);
   if (!mode)
     throw InputError("--network",
@@ -111,7 +91,7 @@ int run_collective(const CollectiveArgs& a) {
   const int p = static_cast<int>(cluster.gpus().size());
   sim::CollectiveCall call{*kind, cluster.gpus(), 0, a.algo, a.protocol, 1};
   const bool reduces =
-      *kind == sim::CollectiveKind::all_reduce || *kind == sim::CollectiveKind::reduce_scatter;
+      *kind == rt::CommKind::all_reduce || *kind == rt::CommKind::reduce_scatter;
 
   nlohmann::ordered_json doc;
   doc["schema_version"] = 1;
@@ -135,7 +115,7 @@ int run_collective(const CollectiveArgs& a) {
     const auto r = sim::simulate_collective(cluster, *mode, call);
     const double t = r.duration().seconds();
     const double algbw = t > 0 ? size / t / 1e9 : 0.0;
-    const double busbw = algbw * busbw_factor(*kind, p);
+    const double busbw = algbw * rt::bus_bandwidth_factor(*kind, p);
     const auto count = static_cast<long long>(size / 4);
     if (a.json) {
       doc["rows"].push_back({{"size_bytes", static_cast<long long>(size)},
@@ -165,12 +145,12 @@ Action add_collective(CLI::App& app) {
   auto a = std::make_shared<CollectiveArgs>();
   sub->add_option("--cluster", a->cluster, "cluster preset (configs/clusters/)")->required();
   auto* nodes = sub->add_option("--nodes", a->nodes, "number of nodes (default: the preset's)");
-  sub->add_option("--op", a->op, std::string("collective: ") + sim::kCollectiveKindChoices)->required();
+  sub->add_option("--op", a->op, std::string("collective: ") + rt::collective_op_choices())->required();
   sub->add_option("--min-bytes", a->min_bytes, "smallest size, bytes (K/M/G suffixes)")->required();
   sub->add_option("--max-bytes", a->max_bytes, "largest size, bytes (K/M/G suffixes)")->required();
   sub->add_option("--step-factor", a->step_factor, "multiply the size by this each row (default 2)");
   sub->add_option("--algo", a->algo, "algorithm name or auto (default auto)");
-  sub->add_option("--protocol", a->protocol, std::string("protocol: ") + sim::kProtocolChoices);
+  sub->add_option("--protocol", a->protocol, std::string("protocol: ") + sim::protocol_choices());
   sub->add_option("--network", a->network, "network model: flow (default) or analytical");
   sub->add_flag("--json", a->json, "JSON output");
   return [a, nodes]() -> int {

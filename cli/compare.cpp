@@ -9,7 +9,7 @@
 #include "analysis/compare_sweep.hpp"
 #include "cli/cluster_option.hpp"
 #include "cli/commands.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::cli {
 

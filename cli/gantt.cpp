@@ -9,7 +9,7 @@
 #include "analysis/simulate.hpp"
 #include "cli/cluster_option.hpp"
 #include "cli/commands.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::cli {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace {
 

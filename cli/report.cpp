@@ -3,7 +3,7 @@
 
 #include "analysis/report.hpp"
 #include "cli/commands.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::cli {
 

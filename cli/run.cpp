@@ -9,7 +9,7 @@
 
 #include "analysis/run_backend.hpp"
 #include "cli/commands.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #ifdef SPSIM_WITH_MPI
 #include "runtime/mpi/abort.hpp"
 #include "runtime/mpi/mpi_comm.hpp"

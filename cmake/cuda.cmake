@@ -61,8 +61,8 @@ set_target_properties(spsim_nccl_lib PROPERTIES IMPORTED_LOCATION "${spsim_nccl_
 
 file(GLOB spsim_cuda_sources CONFIGURE_DEPENDS
   runtime/cuda/*.cu runtime/cuda/*.cpp runtime/nccl/*.cu runtime/nccl/*.cpp)
-# OBJECT, not STATIC: the backend calls runtime/ functions that live in spsim_core, and spsim_core links
-# spsim_cuda; an object library's objects go into libspsim_core.a itself, so no static-link order issue.
+# OBJECT, not STATIC: the backend calls runtime/ functions that live in spsim_runtime, and spsim_runtime links
+# spsim_cuda; an object library's objects go into libspsim_runtime.a itself, so no static-link order issue.
 add_library(spsim_cuda OBJECT ${spsim_cuda_sources})
 # The directory-wide sanitizer flags are host-compiler flags nvcc does not accept: keep them for C++ only.
 get_property(spsim_dir_options DIRECTORY PROPERTY COMPILE_OPTIONS)
@@ -72,7 +72,9 @@ foreach(opt IN LISTS spsim_dir_options)
 endforeach()
 target_compile_options(spsim_cuda PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${SPSIM_WARNINGS}>
   $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra --Werror=all-warnings>)
-target_include_directories(spsim_cuda PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+# Part of the runtime layer: it sees runtime/ (and runtime/core/) only (cmake/layers.cmake).
+spsim_layer_root(spsim_cuda_runtime_root runtime)
+target_include_directories(spsim_cuda PUBLIC ${spsim_cuda_runtime_root})
 target_link_libraries(spsim_cuda PUBLIC CUDA::cudart CUDA::cublas spsim_nccl_lib)
 if(spsim_have_mpi)
   # MPI broadcasts the NCCL unique id when a communicator spans processes.

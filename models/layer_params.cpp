@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "models/random.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::models {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::models {
 

@@ -1,4 +1,4 @@
-// Shared Device helpers: zeros(), Mask fractions, op class names.
+// Shared Device helpers: zeros() and Mask fractions.
 #include "runtime/device.hpp"
 
 #include <algorithm>
@@ -22,18 +22,6 @@ double Mask::unmasked_fraction() const {
   for (auto r : *rows)
     allowed += static_cast<double>(std::upper_bound(sorted.begin(), sorted.end(), r) - sorted.begin());
   return allowed / (static_cast<double>(nr) * static_cast<double>(nc));
-}
-
-std::string_view op_class_name(OpClass c) {
-  switch (c) {
-    case OpClass::gemm: return "gemm";
-    case OpClass::attention_forward: return "attention_forward";
-    case OpClass::attention_backward: return "attention_backward";
-    case OpClass::softmax: return "softmax";
-    case OpClass::elementwise: return "elementwise";
-    case OpClass::copy: return "copy";
-  }
-  return "?";
 }
 
 }  // namespace spsim::rt

@@ -37,10 +37,6 @@ struct Mask {
   [[nodiscard]] double unmasked_fraction() const;
 };
 
-// Op classes, for cost accounting (simulator compute model, benchmarks).
-enum class OpClass : std::uint8_t { gemm, attention_forward, attention_backward, softmax, elementwise, copy };
-[[nodiscard]] std::string_view op_class_name(OpClass c);
-
 class Device {
  public:
   virtual ~Device() = default;

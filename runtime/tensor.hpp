@@ -10,18 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/core/types.hpp"
+
 namespace spsim::rt {
-
-// Element types. The CPU backend computes in f32/f64; bf16/f16 exist for sizes in traces and on GPUs.
-enum class DType : std::uint8_t { f32, f64, bf16, f16 };
-
-[[nodiscard]] std::size_t dtype_bytes(DType dt);
-[[nodiscard]] std::string_view dtype_name(DType dt);
-[[nodiscard]] std::optional<DType> parse_dtype(std::string_view name);  // "float32"/"f32"/"fp32", ...
-
-using Shape = std::vector<std::int64_t>;
-[[nodiscard]] std::int64_t numel(const Shape& shape);
-[[nodiscard]] std::string to_string(const Shape& shape);  // "[2, 3, 4]"
 
 // Backend storage. Backends derive from it; the destructor is where a backend learns that a tensor's
 // memory was released (the trace backend records the free there).
@@ -37,12 +28,6 @@ class Storage {
 
  private:
   std::uint64_t id_;
-};
-
-// Thrown for a shape/dtype misuse of the runtime (a programming error in a strategy, not user input).
-class RuntimeError : public std::logic_error {
- public:
-  using std::logic_error::logic_error;
 };
 
 class Tensor {

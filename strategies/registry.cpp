@@ -1,7 +1,7 @@
 // The strategy registry: lookup by name, option validation, and the list of built-in strategies.
 #include <algorithm>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "runtime/mpi/mpi_comm.hpp"
 
 namespace spsim::rt {

@@ -24,31 +24,15 @@ void add_into(std::span<std::byte> acc, const std::vector<std::byte>& in) {
 }
 }  // namespace
 
-std::string_view collective_name(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::all_reduce:
-      return "all_reduce";
-    case CollectiveKind::reduce_scatter:
-      return "reduce_scatter";
-    case CollectiveKind::all_gather:
-      return "all_gather";
-    case CollectiveKind::all_to_all:
-      return "all_to_all";
-    case CollectiveKind::barrier:
-      return "barrier";
-  }
-  return "?";
-}
-
-Exchange::Exchange(Group& group, int rank, std::uint64_t seq, CollectiveKind kind, DType dtype)
+Exchange::Exchange(Group& group, int rank, std::uint64_t seq, CommKind kind, DType dtype)
     : group_(group),
       rank_(rank),
       stamp_(seq << kind_bits | static_cast<std::uint64_t>(kind)),
       dtype_(dtype) {}
 
 std::string Exchange::describe(std::uint64_t stamp) const {
-  const auto kind = static_cast<CollectiveKind>(stamp & ((1U << kind_bits) - 1));
-  return std::string(collective_name(kind)) + " #" + std::to_string(stamp >> kind_bits);
+  const auto kind = static_cast<CommKind>(stamp & ((1U << kind_bits) - 1));
+  return std::string(comm_kind_name(kind)) + " #" + std::to_string(stamp >> kind_bits);
 }
 
 void Exchange::send(int dst, std::span<const std::byte> bytes) {

@@ -18,19 +18,20 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/core/comm_kind.hpp"
 #include "runtime/threads/group.hpp"
 
 namespace spsim::rt::threads_detail {
 
-enum class CollectiveKind : std::uint8_t { all_reduce = 1, reduce_scatter, all_gather, all_to_all, barrier };
-[[nodiscard]] std::string_view collective_name(CollectiveKind kind);
+// Calls are stamped with the runtime's communication kinds (runtime/core/comm_kind.hpp).
+using rt::CommKind;
 
 // One collective call in progress on one rank: messages on the group's collective channel, stamped
 // with the call's sequence number and kind so that ranks calling different collectives (non-SPMD
 // code) get a RuntimeError instead of silently mixing data.
 class Exchange {
  public:
-  Exchange(Group& group, int rank, std::uint64_t seq, CollectiveKind kind, DType dtype);
+  Exchange(Group& group, int rank, std::uint64_t seq, CommKind kind, DType dtype);
   [[nodiscard]] int rank() const { return rank_; }
   [[nodiscard]] int size() const { return group_.size(); }
   void send(int dst, std::span<const std::byte> bytes);

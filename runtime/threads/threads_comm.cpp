@@ -80,7 +80,7 @@ class ThreadsComm final : public Comm {
   [[nodiscard]] std::unique_ptr<Comm> split(const std::vector<int>& color_of_rank) override;
 
  private:
-  [[nodiscard]] Exchange begin(CollectiveKind kind, DType dtype);
+  [[nodiscard]] Exchange begin(CommKind kind, DType dtype);
   void check_peer(int peer, std::string_view op) const;
 
   std::shared_ptr<Group> group_;
@@ -89,7 +89,7 @@ class ThreadsComm final : public Comm {
   std::uint64_t splits_ = 0;
 };
 
-Exchange ThreadsComm::begin(CollectiveKind kind, DType dtype) {
+Exchange ThreadsComm::begin(CommKind kind, DType dtype) {
   if (group_->world().aborted()) throw aborted_error(group_->world());
   return Exchange(*group_, rank_, collectives_++, kind, dtype);
 }
@@ -102,7 +102,7 @@ void ThreadsComm::check_peer(int peer, std::string_view op) const {
 
 Work ThreadsComm::all_reduce(Tensor& inout) {
   const auto bytes = host_bytes(inout, "all_reduce");
-  Exchange ex = begin(CollectiveKind::all_reduce, inout.dtype());
+  Exchange ex = begin(CommKind::all_reduce, inout.dtype());
   const auto chunks = near_equal_chunks(bytes, inout.numel(), size(), dtype_bytes(inout.dtype()));
   ring_reduce_scatter(ex, chunks);
   ring_all_gather(ex, chunks);
@@ -122,7 +122,7 @@ Work ThreadsComm::reduce_scatter(const Tensor& in, Tensor& out, int dim) {
   const std::span<std::byte> packed(static_cast<std::byte*>(packed_t.storage()->data()), src.size());
   const auto chunks = equal_chunks(packed, size());
   for (int j = 0; j < size(); ++j) pack_chunk(src, g, j, chunks[static_cast<std::size_t>(j)]);
-  Exchange ex = begin(CollectiveKind::reduce_scatter, in.dtype());
+  Exchange ex = begin(CommKind::reduce_scatter, in.dtype());
   ring_reduce_scatter(ex, chunks);
   const auto mine = chunks[static_cast<std::size_t>(rank_)];
   if (!mine.empty()) std::memcpy(dst.data(), mine.data(), mine.size());
@@ -140,7 +140,7 @@ Work ThreadsComm::all_gather(const Tensor& in, Tensor& out, int dim) {
   std::vector<std::byte> packed(g.outer == 1 ? 0 : dst.size());
   const auto chunks = equal_chunks(g.outer == 1 ? dst : std::span<std::byte>(packed), size());
   if (!src.empty()) std::memmove(chunks[static_cast<std::size_t>(rank_)].data(), src.data(), src.size());
-  Exchange ex = begin(CollectiveKind::all_gather, in.dtype());
+  Exchange ex = begin(CommKind::all_gather, in.dtype());
   ring_all_gather(ex, chunks);
   if (g.outer != 1)
     for (int j = 0; j < size(); ++j) unpack_chunk(chunks[static_cast<std::size_t>(j)], g, j, dst);
@@ -163,7 +163,7 @@ Work ThreadsComm::all_to_all(const Tensor& in, Tensor& out, int split_dim, int c
     in_copy.assign(src.begin(), src.end());
     src = in_copy;
   }
-  Exchange ex = begin(CollectiveKind::all_to_all, in.dtype());
+  Exchange ex = begin(CommKind::all_to_all, in.dtype());
   pairwise_all_to_all(
       ex, gs.chunk_bytes(),
       [&](int j) {
@@ -198,7 +198,7 @@ Work ThreadsComm::sendrecv(const Tensor& out, int dst, Tensor& in, int src, int 
 }
 
 void ThreadsComm::barrier() {
-  Exchange ex = begin(CollectiveKind::barrier, DType::f32);
+  Exchange ex = begin(CommKind::barrier, DType::f32);
   dissemination_barrier(ex);
 }
 

@@ -1,30 +1,4 @@
-// Trace format: what the data-less `trace` backend records per rank, and the Recorder that writes it.
-//
-// A RankTrace is the program-order list of Records one rank issued while running a strategy, plus the
-// table of communication groups it was a member of. The simulator replays it (DESIGN.md §6) with these
-// rules, which are what the recording means:
-//
-//  * Two streams per rank. ComputeOps run on the compute stream in record order; CommOps run on the
-//    communication stream in record order (one stream: comm ops of a rank never overlap each other).
-//  * A CommOp starts no earlier than the end of every ComputeOp recorded before it on the rank: its
-//    buffers were produced by them (PyTorch's ProcessGroupNCCL makes the NCCL stream wait on the
-//    compute stream the same way). A collective also waits until every member of its group has
-//    posted it (matched by group id and `seq`); a send matches the receive with the same
-//    (group, src, dst, tag, sequence number). A sendrecv is one op that ends when both its send and
-//    its receive are done; a message to oneself (a ring of one rank) is a local copy. A collective
-//    with strided chunks carries pack_bytes / unpack_bytes: staging copies run on the comm stream
-//    before the member joins / after the exchange, as part of the op.
-//  * Without a Wait a ComputeOp does not depend on any CommOp: this is the overlap.
-//  * Wait{comm_record} (recorded by Work::wait()): every record after it (compute or comm) starts no
-//    earlier than the end of the CommOp at index comm_record. Since the comm stream is in order, this
-//    also covers every earlier CommOp of the rank.
-//  * ComputeOp.skipped (a fully masked attention block): the kernel is never launched; it costs no
-//    time, not even launch overhead, and is kept only so reports can count skipped blocks.
-//  * Alloc/Free take effect at their place in record order (stream-ordered, as PyTorch's caching
-//    allocator reuses a block freed on the host for the next kernels). Tensors alive when the trace
-//    is taken have no Free. Storage ids are unique within a process, not only within a rank.
-//  * PhaseBegin/PhaseEnd bracket the records issued between them (Device::begin_phase/end_phase);
-//    phases nest; a phase's time runs from the first start to the last end of the ops inside it.
+// Trace recording: the Recorder that writes a rank's trace (the format is runtime/core/trace_format.hpp).
 #pragma once
 
 #include <cstddef>
@@ -36,112 +10,9 @@
 #include <variant>
 #include <vector>
 
-#include "runtime/device.hpp"
-#include "runtime/tensor.hpp"
+#include "runtime/core/trace_format.hpp"
 
 namespace spsim::rt::trace {
-
-enum class Stream : std::uint8_t { compute, comm };
-[[nodiscard]] std::string_view stream_name(Stream s);
-
-enum class CommKind : std::uint8_t {
-  all_reduce,
-  reduce_scatter,
-  all_gather,
-  all_to_all,
-  send,
-  recv,
-  sendrecv,
-  barrier
-};
-[[nodiscard]] std::string_view comm_kind_name(CommKind k);
-
-// Canonical id of a communication group: FNV-1a (64-bit) of its member list (world ranks, ascending),
-// so every rank derives the same id locally. Groups with the same members share an id (and a
-// sequence counter: SPMD code posts their collectives in the same order on every member).
-using GroupId = std::uint64_t;
-[[nodiscard]] GroupId group_id(std::span<const int> members);
-
-struct Group {
-  GroupId id = 0;
-  std::vector<int> members;  // world ranks; members[i] is rank i of the group (ascending)
-  friend bool operator==(const Group&, const Group&) = default;
-};
-
-// One Device op on the compute stream.
-struct ComputeOp {
-  static constexpr Stream stream = Stream::compute;
-  std::string_view name;  // the Device method ("gemm", "attention_block_forward", ...); static storage
-  OpClass op_class = OpClass::elementwise;
-  double flops = 0;                 // see runtime/cost.hpp
-  std::uint64_t bytes_read = 0;     // bytes
-  std::uint64_t bytes_written = 0;  // bytes
-  bool skipped = false;             // fully masked attention block: no kernel, no time
-  std::vector<Shape> shapes;        // operand shapes in the method's argument order (undefined: [])
-  [[nodiscard]] std::uint64_t bytes() const { return bytes_read + bytes_written; }
-};
-
-// One Comm call on the communication stream. Ranks are WORLD ranks.
-struct CommOp {
-  static constexpr Stream stream = Stream::comm;
-  CommKind kind = CommKind::barrier;
-  GroupId group = 0;
-  // Collectives: n of the DESIGN.md §6 cost formulas and of nccl-tests' "size" column: the full,
-  // un-chunked buffer on one rank — all_reduce: the in/out tensor; reduce_scatter: the input (P
-  // chunks); all_gather: the output (P chunks); all_to_all: the input (= output size); barrier: 0.
-  // Point-to-point: the bytes this rank sends (send, sendrecv; 0 for recv).
-  std::uint64_t bytes = 0;
-  std::uint64_t recv_bytes = 0;  // point-to-point: the bytes this rank receives (recv, sendrecv)
-  int dst = -1;                  // send, sendrecv: receiver; -1 otherwise
-  int src = -1;                  // recv, sendrecv: sender; -1 otherwise
-  int tag = 0;
-  // Collectives: ordinal of this collective within the group (0, 1, ...; equal on every member).
-  // send/sendrecv: ordinal of the send on channel (group, this rank -> dst, tag).
-  std::uint64_t seq = 0;
-  // recv/sendrecv: ordinal of the receive on channel (group, src -> this rank, tag); it matches the
-  // send of the same ordinal on that channel.
-  std::uint64_t recv_seq = 0;
-  // Collectives with strided chunks (rt::chunks_strided): the bytes of the tensor the backend copies
-  // into a chunk-major staging buffer before the exchange (pack: reduce_scatter's and all_to_all's
-  // input) and out of one after it (unpack: all_gather's and all_to_all's output); 0 if contiguous.
-  // The copies run on the communication stream as part of the op (NCCL's pack kernels do; MPI packs
-  // on the host when posting and unpacks in the wait).
-  std::uint64_t pack_bytes = 0;
-  std::uint64_t unpack_bytes = 0;
-};
-
-struct Wait {
-  std::size_t comm_record = 0;  // index (in this rank's records) of the CommOp waited for
-};
-struct Alloc {
-  std::uint64_t storage = 0;  // rt::Storage::id()
-  std::uint64_t bytes = 0;
-};
-struct Free {
-  std::uint64_t storage = 0;
-  std::uint64_t bytes = 0;  // as allocated
-};
-struct PhaseBegin {
-  std::string name;
-};
-struct PhaseEnd {
-  std::string name;
-};
-
-using Record = std::variant<ComputeOp, CommOp, Wait, Alloc, Free, PhaseBegin, PhaseEnd>;
-
-struct RankTrace {
-  int rank = 0;  // world rank
-  DType dtype = DType::bf16;
-  std::vector<Record> records;  // program order
-  std::vector<Group> groups;    // groups this rank is a member of, in creation order (world first)
-};
-
-// Most bytes live at once: running sum of Alloc minus Free over the records.
-[[nodiscard]] std::uint64_t peak_live_bytes(const RankTrace& trace);
-// The union of every rank's group table, sorted by id; throws RuntimeError if two ranks disagree on
-// the members of an id (or a member's trace lacks a group it belongs to).
-[[nodiscard]] std::vector<Group> merge_groups(std::span<const RankTrace> traces);
 
 // Appends one rank's records. A cheap handle: copies share one log, and every TraceStorage and
 // pending Work holds a copy, so a tensor freed after the Device is gone still records safely.

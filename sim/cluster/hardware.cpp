@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/cluster/json_fields.hpp"
 
 namespace spsim::sim {

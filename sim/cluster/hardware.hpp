@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/device.hpp"
+#include "runtime/core/types.hpp"
 #include "sim/time.hpp"
 
 namespace spsim::sim {
@@ -40,7 +40,7 @@ struct GpuSpec {
   std::map<std::string, double> peak_flops;  // FLOP/s per dtype name: bf16, fp16, tf32, fp32
   double hbm_bytes = 0;                      // memory capacity, bytes
   double hbm_Bps = 0;                        // memory bandwidth, bytes per second
-  std::array<double, 6> efficiency{};        // indexed by rt::OpClass
+  std::array<double, rt::kOpClasses> efficiency{};  // indexed by rt::OpClass
   Time launch_overhead{};
   std::string nvlink;  // link type name of its NVLink generation ("" = none)
   std::string source;

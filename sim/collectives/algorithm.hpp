@@ -95,7 +95,7 @@ class Algorithm {
 struct AlgorithmInfo {
   std::string name;
   std::string description;
-  std::vector<CollectiveKind> kinds;
+  std::vector<CommKind> kinds;
   // Whether "auto" considers it for this group (NCCL's set: ring, tree across nodes, nvls, p2p
   // all-to-all); empty = never (explicit use only).
   std::function<bool(const GroupShape&)> tuner_candidate;
@@ -109,7 +109,7 @@ class AlgorithmRegistry {
   [[nodiscard]] const AlgorithmInfo* find(std::string_view name) const;
   [[nodiscard]] const Algorithm& algorithm(std::string_view name) const;  // name must exist
   // Names in registration order, optionally only those supporting `kind`.
-  [[nodiscard]] std::vector<std::string> names(std::optional<CollectiveKind> kind = std::nullopt) const;
+  [[nodiscard]] std::vector<std::string> names(std::optional<CommKind> kind = std::nullopt) const;
 
  private:
   std::vector<AlgorithmInfo> infos_;

@@ -11,7 +11,7 @@
 namespace spsim::sim {
 
 struct CollectiveCall {
-  CollectiveKind kind = CollectiveKind::all_reduce;
+  CommKind kind = CommKind::all_reduce;
   std::vector<DeviceId> ranks;  // GPU device ids in rank order (e.g. cluster.gpus()), all distinct
   // n, in bytes, the size of the largest per-rank buffer, as in nccl-tests' "size" column and
   // rt::Comm's shapes: all_reduce the buffer; reduce_scatter the input (output n/P); all_gather

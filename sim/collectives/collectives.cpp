@@ -6,7 +6,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/cluster/json_fields.hpp"
 
 namespace spsim::sim {
@@ -148,7 +148,7 @@ const Algorithm& AlgorithmRegistry::algorithm(std::string_view name) const {
   throw std::logic_error("AlgorithmRegistry: no algorithm '" + std::string(name) + "'");
 }
 
-std::vector<std::string> AlgorithmRegistry::names(std::optional<CollectiveKind> kind) const {
+std::vector<std::string> AlgorithmRegistry::names(std::optional<CommKind> kind) const {
   std::vector<std::string> out;
   for (const auto& i : infos_)
     if (!kind || std::find(i.kinds.begin(), i.kinds.end(), *kind) != i.kinds.end()) out.push_back(i.name);
@@ -166,13 +166,13 @@ Collectives::~Collectives() = default;
 
 namespace {
 
-bool implements(const AlgorithmInfo& info, CollectiveKind kind) {
+bool implements(const AlgorithmInfo& info, CommKind kind) {
   return std::find(info.kinds.begin(), info.kinds.end(), kind) != info.kinds.end();
 }
 
 std::vector<const AlgorithmInfo*> candidate_algorithms(const AlgorithmRegistry& reg,
                                                        const CollectiveCall& call, const GroupShape& shape) {
-  const std::string kind = collective_kind_name(call.kind);
+  const std::string kind = std::string(rt::comm_kind_name(call.kind));
   const std::string choices = detail::join_names(reg.names(call.kind)) + ", auto";
   if (call.algorithm != "auto") {
     const AlgorithmInfo* info = reg.find(call.algorithm);
@@ -207,7 +207,7 @@ std::vector<Protocol> candidate_protocols(const std::string& name, AlgorithmFami
     return out;
   }
   const auto p = parse_protocol(name);
-  if (!p) throw InputError("protocol", "unknown protocol '" + name + "'; valid choices: " + kProtocolChoices);
+  if (!p) throw InputError("protocol", "unknown protocol '" + name + "'; valid choices: " + protocol_choices());
   if (!protocol_supported(family, *p))
     throw InputError(
         "protocol", "'" + name + "' is not available with '" + algo + "' (Simple only); valid: simple, auto");
@@ -241,7 +241,7 @@ void Collectives::start(const CollectiveCall& call, Done done) {
   if (choice.algorithm == kFittedAlgorithm) {
     auto run = std::make_shared<CollectiveRun>(*this, call, make_group_shape(network_.cluster(), call.ranks),
                                                ProtocolCosts{}, choice.algorithm, choice.protocol, std::move(done));
-    run->finish_after(choice.predicted, call.bytes * bus_bandwidth_factor(call.kind, run->size()));
+    run->finish_after(choice.predicted, call.bytes * rt::bus_bandwidth_factor(call.kind, run->size()));
     return;
   }
   const Algorithm* alg = &registry_.algorithm(choice.algorithm);
@@ -260,14 +260,14 @@ void Collectives::start(const CollectiveCall& call, Done done) {
 void Collectives::send(DeviceId src, DeviceId dst, double bytes, Protocol protocol,
                        std::function<void()> done) {
   const Cluster& cluster = network_.cluster();
-  if (const auto& fit = cluster.config().collective_fits[static_cast<std::size_t>(CollectiveKind::sendrecv)]) {
-    network_.engine().schedule_after(fitted_time(*fit, CollectiveKind::sendrecv, bytes), std::move(done));
+  if (const auto& fit = cluster.config().collective_fits[static_cast<std::size_t>(CommKind::sendrecv)]) {
+    network_.engine().schedule_after(fitted_time(*fit, CommKind::sendrecv, bytes), std::move(done));
     return;
   }
   const Route& route = cluster.route(src, dst);
   const bool multi = cluster.device(src).node != cluster.device(dst).node;
   const auto costs =
-      resolve_protocol(protocols_, protocol, AlgorithmFamily::ring, CollectiveKind::sendrecv, multi, 2);
+      resolve_protocol(protocols_, protocol, AlgorithmFamily::ring, CommKind::sendrecv, multi, 2);
   network_.transfer(src, dst, bytes, std::move(done),
                     TransferOptions{costs.base_latency + costs.step(route.link_class), costs.efficiency});
 }

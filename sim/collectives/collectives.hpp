@@ -4,7 +4,7 @@
 //   Cluster cluster(preset_cluster("dgx-h100", 2));
 //   auto network = make_network(NetworkMode::flow, engine, cluster);
 //   Collectives coll(*network);
-//   CollectiveCall call{.kind = CollectiveKind::all_reduce, .ranks = cluster.gpus(), .bytes = 1 << 30};
+//   CollectiveCall call{.kind = CommKind::all_reduce, .ranks = cluster.gpus(), .bytes = 1 << 30};
 //   coll.start(call, [](const CollectiveResult& r) { /* r.finish, r.bytes_sent[rank] */ });
 //   engine.run();
 //

@@ -21,7 +21,7 @@ class Direct final : public Algorithm {
 
   void run(const std::shared_ptr<CollectiveRun>& run) const override {
     const int p = run->size();
-    const bool a2a = run->call().kind == CollectiveKind::all_to_all;
+    const bool a2a = run->call().kind == CommKind::all_to_all;
     const int offset = ((run->call().peer_offset % p) + p) % p;
     std::vector<std::pair<int, int>> pairs;
     for (int i = 0; i < p; ++i) {
@@ -45,7 +45,7 @@ class Direct final : public Algorithm {
 
   [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
                               const ProtocolCosts& costs) const override {
-    if (call.kind != CollectiveKind::all_to_all)
+    if (call.kind != CommKind::all_to_all)
       return costs.base_latency + hop_time(g, costs, g.multi_node(), call.bytes);
     const double chunk = call.bytes / g.size;
     Time t{};
@@ -60,7 +60,7 @@ class Direct final : public Algorithm {
 AlgorithmInfo direct_algorithm() {
   return {"direct",
           "all messages posted at once: all_to_all to every peer, sendrecv to rank+offset",
-          {CollectiveKind::all_to_all, CollectiveKind::sendrecv},
+          {CommKind::all_to_all, CommKind::sendrecv},
           [](const GroupShape&) { return true; },
           [] { return std::make_unique<Direct>(); }};
 }

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/cluster/json_fields.hpp"
 #include "sim/collectives/algorithm.hpp"
 #include "sim/collectives/collectives.hpp"
@@ -14,23 +14,11 @@ using detail::check_keys;
 using detail::get_nonnegative;
 using detail::join_path;
 
-double bus_bandwidth_factor(CollectiveKind kind, int ranks) {
-  const double p = ranks;
-  switch (kind) {
-    case CollectiveKind::all_reduce:
-      return 2.0 * (p - 1) / p;
-    case CollectiveKind::sendrecv:
-      return 1.0;
-    default:
-      return (p - 1) / p;
-  }
+Time fitted_time(const CollectiveFit& fit, CommKind kind, double bytes) {
+  return fit.latency + Time::from_seconds(bytes * rt::bus_bandwidth_factor(kind, fit.ranks) / fit.busbw_Bps);
 }
 
-Time fitted_time(const CollectiveFit& fit, CollectiveKind kind, double bytes) {
-  return fit.latency + Time::from_seconds(bytes * bus_bandwidth_factor(kind, fit.ranks) / fit.busbw_Bps);
-}
-
-const CollectiveFit* applicable_fit(const CollectiveFits& fits, CollectiveKind kind,
+const CollectiveFit* applicable_fit(const CollectiveFits& fits, CommKind kind,
                                     const std::string& algorithm, int group_size) {
   const auto& fit = fits[static_cast<std::size_t>(kind)];
   if (algorithm != "auto" || !fit || fit->ranks != group_size) return nullptr;
@@ -41,10 +29,10 @@ CollectiveFits parse_collective_fits(const nlohmann::json& j, const std::string&
   detail::require_object(j, path);
   CollectiveFits fits;
   for (const auto& [name, entry] : j.items()) {
-    const auto kind = parse_collective_kind(name);
+    const auto kind = rt::parse_collective_op(name);
     if (!kind)
       throw InputError(join_path(path, name), std::string("unknown collective '") + name +
-                                                  "'; valid choices: " + kCollectiveKindChoices);
+                                                  "'; valid choices: " + rt::collective_op_choices());
     const std::string p = join_path(path, name);
     check_keys(entry, p, {"latency_us", "busbw_GBps", "ranks", "source", "residual"});
     CollectiveFit fit;

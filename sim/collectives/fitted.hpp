@@ -44,17 +44,14 @@ struct CollectiveFit {
 // The algorithm name a fitted call reports (CollectiveResult::algorithm, CollectiveChoice).
 inline constexpr const char* kFittedAlgorithm = "fitted";
 
-// Indexed by CollectiveKind.
-using CollectiveFits = std::array<std::optional<CollectiveFit>, kCollectiveKinds>;
-
-// f_K(P) above (1 for a single rank's sendrecv, 0 for other kinds on one rank).
-[[nodiscard]] double bus_bandwidth_factor(CollectiveKind kind, int ranks);
+// Indexed by CommKind.
+using CollectiveFits = std::array<std::optional<CollectiveFit>, rt::kCommKinds>;
 
 // T(n) above.
-[[nodiscard]] Time fitted_time(const CollectiveFit& fit, CollectiveKind kind, double bytes);
+[[nodiscard]] Time fitted_time(const CollectiveFit& fit, CommKind kind, double bytes);
 
 // The fit that replaces the model for a call of `kind` with `algorithm` on `group_size` ranks, or nullptr.
-[[nodiscard]] const CollectiveFit* applicable_fit(const CollectiveFits& fits, CollectiveKind kind,
+[[nodiscard]] const CollectiveFit* applicable_fit(const CollectiveFits& fits, CommKind kind,
                                                   const std::string& algorithm, int group_size);
 
 // Parses the "collective_fits" object; InputError names `path` + the key (unknown kind listing the

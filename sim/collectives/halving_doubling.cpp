@@ -14,12 +14,12 @@ namespace spsim::sim {
 namespace {
 
 // (partner distance, bytes) of every step of `kind` for P ranks and n bytes.
-std::vector<std::pair<int, double>> schedule(CollectiveKind kind, int p, double n) {
+std::vector<std::pair<int, double>> schedule(CommKind kind, int p, double n) {
   std::vector<std::pair<int, double>> rs, ag;
   for (int d = p / 2; d >= 1; d /= 2) rs.emplace_back(d, n * d / p);
   for (int d = 1; d < p; d *= 2) ag.emplace_back(d, n * d / p);
-  if (kind == CollectiveKind::reduce_scatter) return rs;
-  if (kind == CollectiveKind::all_gather) return ag;
+  if (kind == CommKind::reduce_scatter) return rs;
+  if (kind == CommKind::all_gather) return ag;
   rs.insert(rs.end(), ag.begin(), ag.end());
   return rs;
 }
@@ -61,7 +61,7 @@ class HalvingDoubling final : public Algorithm {
 AlgorithmInfo halving_doubling_algorithm() {
   return {"halving_doubling",
           "recursive halving reduce-scatter / doubling all-gather (Rabenseifner), power-of-two groups",
-          {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter, CollectiveKind::all_gather},
+          {CommKind::all_reduce, CommKind::reduce_scatter, CommKind::all_gather},
           nullptr,
           [] { return std::make_unique<HalvingDoubling>(); }};
 }

@@ -26,7 +26,7 @@ class Hierarchical final : public Algorithm {
       for (int r : ranks) out.push_back(run->device(r));
       return out;
     };
-    auto intra = [&](CollectiveKind kind) {
+    auto intra = [&](CommKind kind) {
       std::vector<CollectiveCall> calls;
       for (const auto& m : g.node_members) calls.push_back({kind, devices(m), run->bytes(), "ring", "", 1});
       return calls;
@@ -36,13 +36,13 @@ class Hierarchical final : public Algorithm {
       std::vector<int> ranks;
       for (const auto& m : g.node_members) ranks.push_back(m[static_cast<std::size_t>(l)]);
       across.push_back(
-          {CollectiveKind::all_reduce, devices(ranks), run->bytes() / g.max_per_node, "ring", "", 1});
+          {CommKind::all_reduce, devices(ranks), run->bytes() / g.max_per_node, "ring", "", 1});
     }
-    auto phase3 = [run, calls = intra(CollectiveKind::all_gather)] {
+    auto phase3 = [run, calls = intra(CommKind::all_gather)] {
       run_phase(run, calls, [run] { run->finish(); });
     };
     auto phase2 = [run, across, phase3] { run_phase(run, across, phase3); };
-    run_phase(run, intra(CollectiveKind::reduce_scatter), phase2);
+    run_phase(run, intra(CommKind::reduce_scatter), phase2);
   }
 
   [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
@@ -72,7 +72,7 @@ class Hierarchical final : public Algorithm {
 AlgorithmInfo hierarchical_algorithm() {
   return {"hierarchical",
           "intra-node ring reduce-scatter, inter-node ring all-reduce per rail, intra-node all-gather",
-          {CollectiveKind::all_reduce},
+          {CommKind::all_reduce},
           nullptr,
           [] { return std::make_unique<Hierarchical>(); }};
 }

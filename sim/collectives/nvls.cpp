@@ -50,7 +50,7 @@ class Nvls final : public Algorithm {
 AlgorithmInfo nvls_algorithm() {
   return {"nvls",
           "in-switch all-reduce (NVLink SHARP) on one node's NVSwitch; Simple protocol",
-          {CollectiveKind::all_reduce},
+          {CommKind::all_reduce},
           [](const GroupShape&) { return true; },
           [] { return std::make_unique<Nvls>(); }};
 }

@@ -48,7 +48,7 @@ class Pairwise final : public Algorithm {
 AlgorithmInfo pairwise_algorithm() {
   return {"pairwise",
           "pairwise-exchange all-to-all: P-1 steps, step s sends to rank+s and receives from rank-s",
-          {CollectiveKind::all_to_all},
+          {CommKind::all_to_all},
           [](const GroupShape&) { return true; },
           [] { return std::make_unique<Pairwise>(); }};
 }

@@ -1,7 +1,7 @@
 // NCCL protocol constants and the rules that turn them into one call's costs.
 #include "sim/collectives/protocol.hpp"
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/cluster/json_fields.hpp"
 
 namespace spsim::sim {
@@ -63,7 +63,7 @@ bool protocol_supported(AlgorithmFamily family, Protocol p) {
 }
 
 ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, AlgorithmFamily family,
-                               CollectiveKind kind, bool multi_node, int min_gpus_per_node) {
+                               CommKind kind, bool multi_node, int min_gpus_per_node) {
   const auto& e = table.protocols[static_cast<std::size_t>(p)];
   ProtocolCosts c;
   c.step_latency = e.step_latency;
@@ -76,7 +76,7 @@ ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, Algorithm
   }
   c.base_latency = family == AlgorithmFamily::tree ? e.tree_base_latency : e.ring_base_latency;
   if (p == Protocol::ll)
-    c.efficiency = (multi_node || kind == CollectiveKind::all_reduce)
+    c.efficiency = (multi_node || kind == CommKind::all_reduce)
                        ? table.ll_efficiency_allreduce_or_multinode
                        : table.ll_efficiency_other;
   else if (p == Protocol::ll128)

@@ -68,6 +68,6 @@ void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std:
 // Resolves the table for one call. `multi_node`: the group spans more than one node;
 // `min_gpus_per_node`: the fewest group members on any node it spans.
 [[nodiscard]] ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, AlgorithmFamily family,
-                                             CollectiveKind kind, bool multi_node, int min_gpus_per_node);
+                                             CommKind kind, bool multi_node, int min_gpus_per_node);
 
 }  // namespace spsim::sim

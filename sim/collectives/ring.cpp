@@ -21,8 +21,8 @@ namespace spsim::sim {
 
 namespace {
 
-int ring_steps(CollectiveKind kind, int p) {
-  return kind == CollectiveKind::all_reduce ? 2 * (p - 1) : p - 1;
+int ring_steps(CommKind kind, int p) {
+  return kind == CommKind::all_reduce ? 2 * (p - 1) : p - 1;
 }
 
 class Ring final : public Algorithm {
@@ -68,7 +68,7 @@ AlgorithmInfo ring_algorithm() {
   return {"ring",
           "ring reduce-scatter / all-gather, all-reduce = reduce-scatter + all-gather; one ring per NIC "
           "across nodes",
-          {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter, CollectiveKind::all_gather},
+          {CommKind::all_reduce, CommKind::reduce_scatter, CommKind::all_gather},
           [](const GroupShape&) { return true; },
           [] { return std::make_unique<Ring>(); }};
 }

@@ -199,7 +199,7 @@ AlgorithmInfo tree_algorithm() {
   return {
       "tree",
       "double binary tree all-reduce across nodes, chains inside nodes, pipelined; tuned across nodes only",
-      {CollectiveKind::all_reduce},
+      {CommKind::all_reduce},
       [](const GroupShape& g) { return g.multi_node(); },
       [] { return std::make_unique<DoubleBinaryTree>(); }};
 }

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::sim {
 

@@ -7,7 +7,7 @@
 // flops and bytes are the trace's (runtime/cost.hpp: each operand moved once, an FMA is 2 flops).
 // One efficiency per class scales both roofs: it stands for what a real kernel of that class loses to
 // tiling, occupancy and re-reads, whichever roof binds. A skipped op (fully masked attention block)
-// is never launched and takes 0 (runtime/trace/trace.hpp).
+// is never launched and takes 0 (runtime/core/trace_format.hpp).
 //
 // Calibration of the fused attention classes (flash-attention, Llama-3.1-8B attention shape: 32
 // query heads, 8 KV heads, head dim 128, bf16, causal, batch 1, 8192 tokens; A100 373.4 it/s forward,
@@ -23,8 +23,8 @@
 
 #include <string>
 
-#include "runtime/tensor.hpp"
-#include "runtime/trace/trace.hpp"
+#include "runtime/core/types.hpp"
+#include "runtime/core/trace_format.hpp"
 #include "sim/cluster/hardware.hpp"
 #include "sim/time.hpp"
 

@@ -1,6 +1,6 @@
 // Memory tracking of a replayed rank: live bytes over the trace's Alloc/Free records, peak and OOM.
 //
-// The trace's allocations are stream-ordered (runtime/trace/trace.hpp): each takes effect at its place
+// The trace's allocations are stream-ordered (runtime/core/trace_format.hpp): each takes effect at its place
 // in record order, so the peak is a property of the record order alone; the replay only supplies the
 // time at which the host reached each record, for the memory curve. Everything the step touches is
 // in the trace: inputs and weights are from_host allocations alive from the start. Allocator
@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "runtime/trace/trace.hpp"
+#include "runtime/core/trace_format.hpp"
 #include "sim/time.hpp"
 
 namespace spsim::sim {

@@ -10,7 +10,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/collectives/collectives.hpp"
 
 namespace spsim::sim {
@@ -18,7 +18,6 @@ namespace spsim::sim {
 namespace {
 
 using rt::RuntimeError;
-using rt::trace::CommKind;
 using rt::trace::CommOp;
 using rt::trace::ComputeOp;
 using rt::trace::GroupId;
@@ -68,24 +67,8 @@ struct Message {
   int waiting_rank = -1;  // the receiver, once its op is ready
 };
 
-CollectiveKind collective_kind(CommKind k) {
-  switch (k) {
-    case CommKind::all_reduce:
-      return CollectiveKind::all_reduce;
-    case CommKind::reduce_scatter:
-      return CollectiveKind::reduce_scatter;
-    case CommKind::all_gather:
-      return CollectiveKind::all_gather;
-    case CommKind::all_to_all:
-      return CollectiveKind::all_to_all;
-    default:
-      return CollectiveKind::all_reduce;  // barrier: a zero-byte all-reduce
-  }
-}
-
-bool is_collective(CommKind k) {
-  return k != CommKind::send && k != CommKind::recv && k != CommKind::sendrecv;
-}
+// The simulator's call for a recorded collective: a barrier is a zero-byte all-reduce.
+CommKind collective_kind(CommKind k) { return k == CommKind::barrier ? CommKind::all_reduce : k; }
 
 class Replayer {
  public:
@@ -119,7 +102,7 @@ class Replayer {
   static Protocol parse_p2p_protocol(const std::string& name) {
     if (auto p = parse_protocol(name)) return *p;
     throw InputError("collectives.protocol",
-                     "unknown protocol '" + name + "'; valid choices: " + std::string(kProtocolChoices));
+                     "unknown protocol '" + name + "'; valid choices: " + protocol_choices());
   }
 
   RankTimeline& timeline(int r) { return result_.ranks[static_cast<std::size_t>(r)]; }
@@ -228,7 +211,7 @@ class Replayer {
     t.ready = t.start = engine_.now();
     on_comm_activity_change(r);
     const auto& op = std::get<CommOp>(s.trace->records[rec]);
-    if (!is_collective(op.kind)) {
+    if (!rt::is_group_collective(op.kind)) {
       post_p2p(r, op);
     } else if (op.pack_bytes == 0) {
       post_collective(r, op, s.active_comm);
@@ -317,8 +300,8 @@ class Replayer {
     } catch (const InputError& e) {
       const std::string where = e.where() == "protocol"
                                     ? options_.algorithm_where + ".protocol"
-                                    : options_.algorithm_where + "." + collective_kind_name(call.kind);
-      throw InputError(where, std::string(e.what()).substr(e.where().size() + 2));
+                                    : options_.algorithm_where + "." + std::string(rt::comm_kind_name(call.kind));
+      throw e.at(where);
     }
   }
 

@@ -1,6 +1,6 @@
 // Replay: runs every rank's trace on the simulated cluster and returns when each op ran (DESIGN.md §6).
 //
-// The rules are the trace's (runtime/trace/trace.hpp); how they are timed here:
+// The rules are the trace's (runtime/core/trace_format.hpp); how they are timed here:
 //  * Each rank has a host cursor that walks its records in order at zero host cost. It stops only at
 //    a Wait, until the awaited CommOp has ended; a record's `issue` time is when the cursor reached it.
 //  * Compute stream: launched ComputeOps run one after another in issue order; an op starts when it
@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/trace/trace.hpp"
+#include "runtime/core/trace_format.hpp"
 #include "sim/cluster/cluster.hpp"
 #include "sim/collectives/kinds.hpp"
 #include "sim/compute/compute_model.hpp"

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 namespace spsim::test {
 

@@ -7,7 +7,7 @@
 
 #include "analysis/compare_sweep.hpp"
 #include "helpers.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 using namespace spsim::analysis;
 

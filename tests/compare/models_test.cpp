@@ -6,7 +6,7 @@
 
 #include "analysis/cost_model.hpp"
 #include "analysis/memory_model.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 using namespace spsim::analysis;
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "models/layer_params.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 using spsim::models::LayerParams;
 using spsim::models::ModelSpec;

@@ -7,7 +7,7 @@
 #include "models/layer_params.hpp"
 #include "models/random.hpp"
 #include "models/reference.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "tests/models/finite_difference.hpp"
 
 using spsim::models::LayerParams;

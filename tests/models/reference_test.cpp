@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "models/random.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "tests/models/finite_difference.hpp"
 
 using spsim::models::attention_backward;

@@ -17,7 +17,7 @@ if(spsim_have_mpi)
   endforeach()
 
   add_executable(mpi_fault ${CMAKE_CURRENT_LIST_DIR}/tools/mpi_fault.cpp)
-  target_link_libraries(mpi_fault PRIVATE spsim_core)
+  target_link_libraries(mpi_fault PRIVATE spsim_runtime)
   target_compile_options(mpi_fault PRIVATE ${SPSIM_WARNINGS})
   add_dependencies(test_mpi mpi_fault)
 

@@ -5,7 +5,7 @@
 
 #include "helpers.hpp"
 #include "runtime/cost.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 using namespace replay_test;
 

@@ -8,7 +8,7 @@
 
 #include "analysis/sim_trace.hpp"
 #include "analysis/simulate.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "runtime/trace/trace_ranks.hpp"
 #include "strategies/grad_buckets.hpp"
 

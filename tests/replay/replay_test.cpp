@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "helpers.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/memory/memory.hpp"
 
 using namespace replay_test;

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "../cli/run_cli.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 using namespace spsim;
 using spsim_test::source_path;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "analysis/calibrate_fit.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 using spsim::analysis::fit_line;
 

@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "analysis/calibrate.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/cluster/cluster.hpp"
 #include "sim/collectives/collectives.hpp"
 
@@ -22,7 +22,7 @@ std::string error_where(const json& section) {
   return "";
 }
 
-CollectiveCall call_on(const Cluster& c, CollectiveKind kind, int ranks, double bytes,
+CollectiveCall call_on(const Cluster& c, CommKind kind, int ranks, double bytes,
                        std::string algo = "auto") {
   std::vector<DeviceId> r(c.gpus().begin(), c.gpus().begin() + ranks);
   return CollectiveCall{kind, r, bytes, std::move(algo), "auto", 1};
@@ -39,28 +39,28 @@ TEST_CASE("a collective fit replaces the model for auto calls on the measured gr
   const double n = 1 << 30;
   // T = α + n · f(P) / B with f = 2(P-1)/P = 1.75 for all-reduce, (P-1)/P = 0.875 for all-to-all, P = 8.
   const auto ar =
-      simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CollectiveKind::all_reduce, 8, n));
+      simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CommKind::all_reduce, 8, n));
   CHECK(ar.algorithm == "fitted");
   CHECK(ar.duration() == Time::from_us(30.0) + Time::from_seconds(n * 1.75 / 200e9));
   for (double sent : ar.bytes_sent) CHECK(sent == doctest::Approx(n * 1.75));
   for (Time t : ar.rank_finish) CHECK(t == ar.finish);
   const auto a2a = simulate_collective(cluster, NetworkMode::analytical,
-                                       call_on(cluster, CollectiveKind::all_to_all, 8, n));
+                                       call_on(cluster, CommKind::all_to_all, 8, n));
   CHECK(a2a.duration() == Time::from_us(12.5) + Time::from_seconds(n * 0.875 / 50e9));
   // choose() predicts what start() runs.
   Engine engine;
   auto network = make_network(NetworkMode::flow, engine, cluster);
   Collectives coll(*network);
-  const auto choice = coll.choose(call_on(cluster, CollectiveKind::all_reduce, 8, n));
+  const auto choice = coll.choose(call_on(cluster, CommKind::all_reduce, 8, n));
   CHECK(choice.algorithm == "fitted");
   CHECK(choice.predicted == ar.duration());
   // Not for 4 ranks (measured on 8), an explicit algorithm, or a kind without a fit.
-  CHECK(simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CollectiveKind::all_reduce, 4, n))
+  CHECK(simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CommKind::all_reduce, 4, n))
             .algorithm != "fitted");
   CHECK(simulate_collective(cluster, NetworkMode::flow,
-                            call_on(cluster, CollectiveKind::all_reduce, 8, n, "ring"))
+                            call_on(cluster, CommKind::all_reduce, 8, n, "ring"))
             .algorithm == "ring");
-  CHECK(simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CollectiveKind::all_gather, 8, n))
+  CHECK(simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CommKind::all_gather, 8, n))
             .algorithm != "fitted");
 }
 
@@ -131,6 +131,6 @@ TEST_CASE("the cluster JSON calibrate writes is read back by the simulator as me
   const double n = 3e6;
   const auto ag =
       simulate_collective(cluster, NetworkMode::analytical,
-                          CollectiveCall{CollectiveKind::all_gather, cluster.gpus(), n, "ring", "simple", 1});
+                          CollectiveCall{CommKind::all_gather, cluster.gpus(), n, "ring", "simple", 1});
   CHECK(ag.duration().seconds() == doctest::Approx(2 * (1e-6 + n / 3 / 4e9)).epsilon(1e-6));
 }

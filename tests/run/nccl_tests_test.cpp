@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <string>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 using namespace spsim::analysis;
-using spsim::sim::CollectiveKind;
+using spsim::rt::CommKind;
 
 namespace {
 
@@ -97,7 +97,7 @@ TEST_CASE("all_reduce_perf, current format with the test line and one Rank line 
       preamble("all_reduce_perf", 8) + rank_lines(8) + kHeader + rows(t, "sum", true) + kFooter;
   const auto table = parse_nccl_tests(text, "ar.txt");
   CHECK(table.test == "all_reduce_perf");
-  CHECK(table.kind == CollectiveKind::all_reduce);
+  CHECK(table.kind == CommKind::all_reduce);
   CHECK(table.ranks == 8);
   REQUIRE(table.rows.size() == 28);  // 8 B .. 1 GiB: 2^3 .. 2^30
   CHECK(table.rows.front().size_bytes == 8);
@@ -114,7 +114,7 @@ TEST_CASE("all_gather_perf named by its file, ranks recovered from busbw / algbw
   const std::string text = "# nThread 1 nGpus 4 minBytes 8 maxBytes 1073741824 step: 2(factor)\n" + kHeader +
                            rows(t, "none", true) + kFooter;
   const auto table = parse_nccl_tests(text, "/data/run3/all_gather_perf.log");
-  CHECK(table.kind == CollectiveKind::all_gather);
+  CHECK(table.kind == CommKind::all_gather);
   CHECK(table.ranks == 4);
   check_fit(table, t);
 }
@@ -131,7 +131,7 @@ TEST_CASE("alltoall_perf launched by mpirun with [1,0]<stdout>: prefixes") {
                            "node01:123:456 [0] NCCL INFO comm 0x55 rank 0 nranks 16 - Init COMPLETE\n" +
                            rows(t, "none", true, p);
   const auto table = parse_nccl_tests(text, "a2a.txt");
-  CHECK(table.kind == CollectiveKind::all_to_all);
+  CHECK(table.kind == CommKind::all_to_all);
   CHECK(table.ranks == 16);
   check_fit(table, t);
 }
@@ -145,7 +145,7 @@ TEST_CASE("reduce_scatter_perf in the older layout: no root column, an error col
       "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
   const std::string text = rank_lines(8) + header + rows(t, "sum", false, "", true);
   const auto table = parse_nccl_tests(text, "logs/reduce_scatter_perf_8gpu.txt");
-  CHECK(table.kind == CollectiveKind::reduce_scatter);
+  CHECK(table.kind == CommKind::reduce_scatter);
   CHECK(table.ranks == 8);
   check_fit(table, t);
 }
@@ -155,7 +155,7 @@ TEST_CASE("sendrecv_perf: busbw = algbw, ranks from the Rank lines") {
   const std::string text =
       preamble("sendrecv_perf", 2) + rank_lines(2) + kHeader + rows(t, "sum", true) + kFooter;
   const auto table = parse_nccl_tests(text, "sr.txt");
-  CHECK(table.kind == CollectiveKind::sendrecv);
+  CHECK(table.kind == CommKind::sendrecv);
   CHECK(table.ranks == 2);
   check_fit(table, t);
 }

@@ -11,7 +11,7 @@
 #include "analysis/run_backend.hpp"
 #include "analysis/run_comm.hpp"
 #include "runtime/cpu/cpu_device.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "runtime/threads/threads_comm.hpp"
 
 using namespace spsim::analysis;

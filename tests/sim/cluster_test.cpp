@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 using namespace spsim::sim;
 using json = nlohmann::json;

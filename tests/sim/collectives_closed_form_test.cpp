@@ -13,7 +13,7 @@
 #include <bit>
 #include <cmath>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/collectives/collectives.hpp"
 #include "topologies.hpp"
 
@@ -27,7 +27,7 @@ struct Setup {
   Time step;       // s
 };
 
-CollectiveResult run_one(const Cluster& cluster, const ProtocolTable& table, CollectiveKind kind,
+CollectiveResult run_one(const Cluster& cluster, const ProtocolTable& table, CommKind kind,
                          double bytes, const std::string& algo, NetworkMode mode = NetworkMode::flow) {
   Engine engine;
   auto network = make_network(mode, engine, cluster);
@@ -55,16 +55,16 @@ double ring_half(int p, double a, double n, double b) {
 }  // RS, AG, pairwise A2A
 
 struct Case {
-  CollectiveKind kind;
+  CommKind kind;
   const char* algo;
   double (*formula)(int, double, double, double);
   double sent_factor;  // bytes each rank sends, in units of (P-1) n / P
 };
 const Case kCases[] = {
-    {CollectiveKind::all_reduce, "ring", ring_all_reduce, 2},
-    {CollectiveKind::reduce_scatter, "ring", ring_half, 1},
-    {CollectiveKind::all_gather, "ring", ring_half, 1},
-    {CollectiveKind::all_to_all, "pairwise", ring_half, 1},
+    {CommKind::all_reduce, "ring", ring_all_reduce, 2},
+    {CommKind::reduce_scatter, "ring", ring_half, 1},
+    {CommKind::all_gather, "ring", ring_half, 1},
+    {CommKind::all_to_all, "pairwise", ring_half, 1},
 };
 
 void check_closed_forms(const Setup& s, double rel_tol, bool bound_by_rounding) {
@@ -77,12 +77,12 @@ void check_closed_forms(const Setup& s, double rel_tol, bool bound_by_rounding) 
       for (const Case& c : kCases) {
         CAPTURE(p);
         CAPTURE(n);
-        CAPTURE(collective_kind_name(c.kind));
+        CAPTURE(std::string(spsim::rt::comm_kind_name(c.kind)));
         const auto r = run_one(cluster, table, c.kind, n, c.algo);
         const double expected = c.formula(p, alpha, n, s.beta_ps);
         const double got = static_cast<double>(r.duration().count_ps());
         if (bound_by_rounding) {
-          const double steps = c.kind == CollectiveKind::all_reduce ? 2.0 * (p - 1) : p - 1.0;
+          const double steps = c.kind == CommKind::all_reduce ? 2.0 * (p - 1) : p - 1.0;
           CHECK(std::abs(got - expected) <= 0.5 * steps + 1e-6);
         } else {
           CHECK(std::abs(got - expected) <= rel_tol * expected);
@@ -106,8 +106,8 @@ TEST_CASE("the analytical network gives the same uncontended ring times") {
   const Cluster cluster(testing::star_cluster(8, 1e12 / 6, Time::from_us(1)));
   const auto table = testing::plain_protocols(Time::from_us(2));
   for (double n : kBytes) {
-    const auto flow = run_one(cluster, table, CollectiveKind::all_reduce, n, "ring", NetworkMode::flow);
-    const auto ana = run_one(cluster, table, CollectiveKind::all_reduce, n, "ring", NetworkMode::analytical);
+    const auto flow = run_one(cluster, table, CommKind::all_reduce, n, "ring", NetworkMode::flow);
+    const auto ana = run_one(cluster, table, CommKind::all_reduce, n, "ring", NetworkMode::analytical);
     CHECK(flow.duration() == ana.duration());
   }
 }
@@ -124,13 +124,13 @@ TEST_CASE("recursive halving-doubling: log2(P) α + (P-1) n β / P per half") {
       CAPTURE(p);
       CAPTURE(n);
       const double half = lg * alpha + (p - 1) * n * beta / p;
-      CHECK(static_cast<double>(run_one(cluster, table, CollectiveKind::reduce_scatter, n, "halving_doubling")
+      CHECK(static_cast<double>(run_one(cluster, table, CommKind::reduce_scatter, n, "halving_doubling")
                                     .duration()
                                     .count_ps()) == doctest::Approx(half).epsilon(1e-9));
-      CHECK(static_cast<double>(run_one(cluster, table, CollectiveKind::all_gather, n, "halving_doubling")
+      CHECK(static_cast<double>(run_one(cluster, table, CommKind::all_gather, n, "halving_doubling")
                                     .duration()
                                     .count_ps()) == doctest::Approx(half).epsilon(1e-9));
-      CHECK(static_cast<double>(run_one(cluster, table, CollectiveKind::all_reduce, n, "halving_doubling")
+      CHECK(static_cast<double>(run_one(cluster, table, CommKind::all_reduce, n, "halving_doubling")
                                     .duration()
                                     .count_ps()) == doctest::Approx(2 * half).epsilon(1e-9));
     }
@@ -145,10 +145,10 @@ TEST_CASE("direct all-to-all shares each port: α + (P-1) n β / P; sendrecv: α
     for (double n : kBytes) {
       CAPTURE(p);
       CAPTURE(n);
-      const auto a2a = run_one(cluster, table, CollectiveKind::all_to_all, n, "direct");
+      const auto a2a = run_one(cluster, table, CommKind::all_to_all, n, "direct");
       CHECK(static_cast<double>(a2a.duration().count_ps()) ==
             doctest::Approx(alpha + (p - 1) * n * beta / p).epsilon(1e-9));
-      const auto sr = run_one(cluster, table, CollectiveKind::sendrecv, n, "direct");
+      const auto sr = run_one(cluster, table, CommKind::sendrecv, n, "direct");
       CHECK(static_cast<double>(sr.duration().count_ps()) == doctest::Approx(alpha + n * beta).epsilon(1e-9));
       for (double sent : sr.bytes_sent) CHECK(sent == n);
     }
@@ -166,7 +166,7 @@ TEST_CASE("NVLS: s + λ + n (P+1) / (P × efficiency × B)") {
       CAPTURE(n);
       // Efficiency 5/6 makes the transfer time fractional: one rounding to the picosecond.
       const double expected = 3e6 + n * (p + 1) / p * beta / table.nvls_efficiency;
-      const auto r = run_one(cluster, table, CollectiveKind::all_reduce, n, "nvls");
+      const auto r = run_one(cluster, table, CommKind::all_reduce, n, "nvls");
       CHECK(std::abs(static_cast<double>(r.duration().count_ps()) - expected) <= 0.5);
       for (double sent : r.bytes_sent) CHECK(sent == doctest::Approx(n * (p + 1) / p));
     }
@@ -181,11 +181,11 @@ TEST_CASE("tree on one node is a chain: latency 2 (P-1) α; every rank's halves 
     const Cluster cluster(testing::star_cluster(p, 1e12 / beta, Time::from_us(1)));
     const auto table = testing::plain_protocols(Time::from_us(2));
     CAPTURE(p);
-    const auto zero = run_one(cluster, table, CollectiveKind::all_reduce, 0, "tree");
+    const auto zero = run_one(cluster, table, CommKind::all_reduce, 0, "tree");
     CHECK(static_cast<double>(zero.duration().count_ps()) == 2 * (p - 1) * alpha);
     // Each tree reduces n/2 up its P-1 edges and broadcasts n/2 down them: 2 (P-1) n in all.
     const double n = 64.0 * 1024 * 1024;
-    const auto big = run_one(cluster, table, CollectiveKind::all_reduce, n, "tree");
+    const auto big = run_one(cluster, table, CommKind::all_reduce, n, "tree");
     double total = 0;
     for (double s : big.bytes_sent) total += s;
     CHECK(total == doctest::Approx(2.0 * (p - 1) * n));
@@ -208,7 +208,7 @@ TEST_CASE("tree across nodes: zero bytes cost 2 ((L-1) α_intra + floor(log2 N) 
     const double a_inter = static_cast<double>((step + cluster.route(g[0], g[8]).latency).count_ps());
     const int levels = std::bit_width(static_cast<unsigned>(nodes)) - 1;
     CAPTURE(nodes);
-    const auto r = run_one(cluster, table, CollectiveKind::all_reduce, 0, "tree");
+    const auto r = run_one(cluster, table, CommKind::all_reduce, 0, "tree");
     CHECK(static_cast<double>(r.duration().count_ps()) == 2 * (7 * a_intra + levels * a_inter));
   }
 }
@@ -220,10 +220,10 @@ TEST_CASE("hierarchical all-reduce of 0 bytes: 2 (L-1) α_intra + 2 (N-1) α_int
   const auto& g = cluster.gpus();
   const double a_intra = static_cast<double>((step + cluster.route(g[0], g[1]).latency).count_ps());
   const double a_inter = static_cast<double>((step + cluster.route(g[0], g[8]).latency).count_ps());
-  const auto r = run_one(cluster, table, CollectiveKind::all_reduce, 0, "hierarchical");
+  const auto r = run_one(cluster, table, CommKind::all_reduce, 0, "hierarchical");
   CHECK(static_cast<double>(r.duration().count_ps()) == 2 * 7 * a_intra + 2 * 2 * a_inter);
   // With data every rank sends RS + AG: 2 (L-1) n / L inside the node, plus 2 (N-1)/N of its n/L shard.
   const double n = 8.0 * 1024 * 1024;
-  const auto big = run_one(cluster, table, CollectiveKind::all_reduce, n, "hierarchical");
+  const auto big = run_one(cluster, table, CommKind::all_reduce, n, "hierarchical");
   for (double s : big.bytes_sent) CHECK(s == doctest::Approx(2.0 * 7 * n / 8 + 2.0 * 2 / 3 * n / 8));
 }

@@ -4,14 +4,14 @@
 
 #include <doctest/doctest.h>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 
 using namespace spsim::sim;
 
 TEST_CASE("NCCL 2.20 latencies: base and per-step, per protocol and link class") {
   const auto t = nccl_protocol_table();
   auto costs = [&](Protocol p, AlgorithmFamily f) {
-    return resolve_protocol(t, p, f, CollectiveKind::all_reduce, false, 8);
+    return resolve_protocol(t, p, f, CommKind::all_reduce, false, 8);
   };
   // Ring base (LL / LL128 / Simple) 6.6 / 14.0 / 8.4 us; tree 6.8 / 14.0 / 0.
   CHECK(costs(Protocol::ll, AlgorithmFamily::ring).base_latency == Time::from_us(6.6));
@@ -37,10 +37,10 @@ TEST_CASE("NCCL 2.20 latencies: base and per-step, per protocol and link class")
 
 TEST_CASE("NCCL's bandwidth efficiency rules") {
   const auto t = nccl_protocol_table();
-  auto eff = [&](Protocol p, AlgorithmFamily f, CollectiveKind k, bool multi, int per_node) {
+  auto eff = [&](Protocol p, AlgorithmFamily f, CommKind k, bool multi, int per_node) {
     return resolve_protocol(t, p, f, k, multi, per_node).efficiency;
   };
-  using K = CollectiveKind;
+  using K = CommKind;
   using F = AlgorithmFamily;
   CHECK(eff(Protocol::simple, F::ring, K::all_gather, false, 8) == 1.0);
   // LL: 1/4 for all-reduce or multi-node, else 1/3.
@@ -64,9 +64,9 @@ TEST_CASE("tuning overrides and their errors") {
                               {"nvls", {{"nvlink_latency_us", 70}}},
                               {"source", "test"}},
                "cluster.tuning");
-  CHECK(resolve_protocol(t, Protocol::simple, AlgorithmFamily::ring, CollectiveKind::all_reduce, false, 8)
+  CHECK(resolve_protocol(t, Protocol::simple, AlgorithmFamily::ring, CommKind::all_reduce, false, 8)
             .step(LinkClass::nvlink) == Time::from_us(9));
-  CHECK(resolve_protocol(t, Protocol::ll, AlgorithmFamily::ring, CollectiveKind::all_reduce, false, 8)
+  CHECK(resolve_protocol(t, Protocol::ll, AlgorithmFamily::ring, CommKind::all_reduce, false, 8)
             .step(LinkClass::nvlink) == Time::from_us(0.6));  // untouched
   CHECK(t.nvls_latency[0] == Time::from_us(70));
   CHECK(t.source == "test");

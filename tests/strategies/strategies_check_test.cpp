@@ -4,7 +4,7 @@
 
 #include "analysis/check.hpp"
 #include "analysis/sweep.hpp"
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "sim/cluster/config.hpp"
 #include "tests/strategies/check_config.hpp"
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "runtime/error.hpp"
+#include "runtime/core/error.hpp"
 #include "runtime/trace/trace_ranks.hpp"
 #include "strategies/layer.hpp"
 #include "strategies/strategy.hpp"
