@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <string>
 
-#include "analysis/check.hpp"
+#include "analysis/check/check.hpp"
 #include "runtime/trace/trace_ranks.hpp"
 
 using namespace spsim;

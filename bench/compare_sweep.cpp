@@ -7,7 +7,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "analysis/compare_sweep.hpp"
+#include "analysis/config/document.hpp"
+#include "analysis/compare/compare.hpp"
 
 using namespace spsim::analysis;
 using Clock = std::chrono::steady_clock;

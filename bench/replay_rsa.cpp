@@ -8,8 +8,9 @@
 #include <cstdio>
 #include <string>
 
-#include "analysis/config.hpp"
-#include "analysis/sim_trace.hpp"
+#include "analysis/config/document.hpp"
+#include "analysis/config/config.hpp"
+#include "analysis/simulate/trace.hpp"
 #include "sim/cluster/config.hpp"
 #include "sim/replay/replay.hpp"
 
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
   const auto cfg = bench_config(seq_len, reduction);
 
   const auto t0 = std::chrono::steady_clock::now();
-  const spsim::sim::Cluster cluster(spsim::sim::parse_cluster(cfg.cluster, "cluster"));
+  const spsim::sim::Cluster cluster(*cfg.cluster);
   const spsim::sim::ComputeModel model(cluster.config().gpu, cfg.workload.dtype);
   const double t_setup = seconds_since(t0);
 

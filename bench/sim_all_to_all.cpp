@@ -5,18 +5,19 @@
 #include <chrono>
 #include <cstdio>
 
+#include "analysis/config/cluster.hpp"
 #include "sim/collectives/collectives.hpp"
 
 int main(int argc, char** argv) {
   using namespace spsim::sim;
   const int nodes = argc > 1 ? std::atoi(argv[1]) : 64;
   const auto t0 = std::chrono::steady_clock::now();
-  const Cluster cluster(preset_cluster("dgx-h100", nodes));
+  const Cluster cluster(spsim::analysis::preset_cluster("dgx-h100", nodes));
   Engine engine;
   auto network = make_network(NetworkMode::flow, engine, cluster);
   Collectives coll(*network);
   CollectiveResult result;
-  coll.start({CommKind::all_to_all, cluster.gpus(), 1024.0 * 1024 * 1024, "pairwise", "simple", 1},
+  coll.start({CommKind::all_to_all, cluster.gpus(), 1024.0 * 1024 * 1024, "pairwise", Protocol::simple, 1},
              [&](const CollectiveResult& r) { result = r; });
   engine.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

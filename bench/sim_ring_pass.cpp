@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "analysis/config/cluster.hpp"
 #include "sim/collectives/collectives.hpp"
 
 namespace {
@@ -41,7 +42,7 @@ struct RingPass {
 int main(int argc, char** argv) {
   const int nodes = argc > 1 ? std::atoi(argv[1]) : 128;
   const auto t0 = std::chrono::steady_clock::now();
-  const Cluster cluster(preset_cluster("dgx-h100", nodes));
+  const Cluster cluster(spsim::analysis::preset_cluster("dgx-h100", nodes));
   Engine engine;
   auto network = make_network(NetworkMode::flow, engine, cluster);
   Collectives coll(*network);

@@ -1,18 +1,17 @@
 // `spsim calibrate`: fit the simulator to this machine (mpirun -np P spsim calibrate --backend mpi) or to
 // nccl-tests measurements of a cluster (spsim calibrate --nccl-tests FILE...), and write a cluster JSON.
-#include "analysis/calibrate.hpp"
+#include "analysis/calibrate/calibrate.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 
-#include "analysis/nccl_tests.hpp"
-#include "analysis/run_backend.hpp"
-#include "analysis/table.hpp"
+#include "analysis/calibrate/nccl_tests.hpp"
+#include "analysis/run/backend.hpp"
+#include "analysis/report/table.hpp"
 #include "cli/commands.hpp"
 #include "runtime/core/error.hpp"
-#include "sim/cluster/config.hpp"
 #ifdef SPSIM_WITH_MPI
 #include "runtime/mpi/abort.hpp"
 #include "runtime/mpi/mpi_comm.hpp"
@@ -41,9 +40,9 @@ void check_out(const std::string& out) {
   if (!probe) throw InputError("--out", "cannot write '" + out + "'");
 }
 
-void write_out(const std::string& out, const nlohmann::ordered_json& j) {
+void write_out(const std::string& out, const std::string& text) {
   std::ofstream f(out);
-  f << j.dump(2) << "\n";
+  f << text;
   if (!f) throw InputError("--out", "cannot write '" + out + "'");
 }
 
@@ -52,15 +51,9 @@ int from_nccl_tests(const CalibrateArgs& a) {
   std::vector<analysis::NcclTestsFit> fits;
   for (const auto& file : a.nccl_tests)
     fits.push_back(analysis::fit_nccl_tests(analysis::load_nccl_tests(file)));
-  nlohmann::ordered_json out;
-  if (!a.cluster.empty()) out["preset"] = a.cluster;
-  out["collective_fits"] = analysis::collective_fits_json(fits);
-  if (!a.cluster.empty()) (void)sim::parse_cluster(nlohmann::json::parse(out.dump()), "--cluster");
-  write_out(a.out, out);
+  write_out(a.out, analysis::nccl_tests_cluster_text(fits, a.cluster));
   if (a.json) {
-    std::cout
-        << nlohmann::ordered_json{{"schema_version", 1}, {"command", "calibrate"}, {"cluster", out}}.dump(2)
-        << "\n";
+    std::cout << analysis::nccl_tests_json(fits, a.cluster);
     return 0;
   }
   analysis::Table t({{"collective", analysis::Align::left},
@@ -104,15 +97,9 @@ int on_machine(const CalibrateArgs& a) {
     analysis::RunComm comm(backend, *device);
     const auto c = analysis::calibrate_machine(*device, comm.get(), {a.reps, a.window, a.quick});
     if (world->rank() == 0) {
-      const auto cluster = analysis::calibration_cluster_json(c);
-      write_out(a.out, cluster);
+      write_out(a.out, analysis::calibration_cluster_text(c));
       if (a.json)
-        std::cout << nlohmann::ordered_json{{"schema_version", 1},
-                                            {"command", "calibrate"},
-                                            {"cluster", cluster},
-                                            {"benchmarks", analysis::calibration_benchmarks_json(c)}}
-                         .dump(2)
-                  << "\n";
+        std::cout << analysis::calibration_json(c);
       else
         std::cout << analysis::render_calibration(c) << "wrote " << a.out << "\n";
     }

@@ -1,7 +1,8 @@
 // `spsim check CONFIG [--json] [--dump DIR]`: gradient check of a strategy against the reference.
 #include <iostream>
 
-#include "analysis/check.hpp"
+#include "analysis/check/check.hpp"
+#include "analysis/report/json.hpp"
 #include "cli/commands.hpp"
 
 namespace spsim::cli {
@@ -28,7 +29,7 @@ Action add_check(CLI::App& app) {
     const auto config = analysis::load_config(args->config);
     const auto result = analysis::run_check(config, {args->dump});
     if (args->json)
-      std::cout << analysis::check_to_json(result).dump(2) << "\n";
+      std::cout << analysis::check_json(result);
     else
       std::cout << analysis::render_check(result);
     return result.pass() ? 0 : 1;

@@ -6,8 +6,9 @@
 #include <iostream>
 #include <optional>
 
-#include "analysis/compare_sweep.hpp"
+#include "analysis/compare/compare.hpp"
 #include "cli/cluster_option.hpp"
+#include "analysis/report/json.hpp"
 #include "cli/commands.hpp"
 #include "runtime/core/error.hpp"
 
@@ -62,7 +63,7 @@ Action add_compare(CLI::App& app) {
   return [args]() -> int {
     if (args->jobs < 1) throw InputError("--jobs", "must be at least 1, got " + std::to_string(args->jobs));
     if (!args->plot.empty()) (void)analysis::find_gnuplot("--plot");  // fail before simulating
-    const auto config = load_config_with_cluster(args->config, args->cluster);
+    const auto config = analysis::load_config(args->config, {args->cluster});
     analysis::CompareOptions options;
     options.jobs = args->jobs;
     if (args->baseline > 0) options.baseline = args->baseline - 1;
@@ -74,7 +75,7 @@ Action add_compare(CLI::App& app) {
     if (!args->md.empty()) write_text(args->md, table.to_markdown(), "--md");
     if (!args->plot.empty()) analysis::write_line_plot(analysis::compare_plot(result), args->plot, "--plot");
     if (args->json)
-      std::cout << analysis::dump_json_schema_first(analysis::compare_to_json(result));
+      std::cout << analysis::compare_json(result);
     else
       std::cout << analysis::render_compare(result);
     const bool any = std::any_of(result.rows.begin(), result.rows.end(), [](const auto& r) { return r.ok(); });

@@ -1,15 +1,10 @@
-// `spsim gantt CONFIG --out FILE.svg|.png`: a per-rank Gantt chart of one simulated step.
-#include <unistd.h>
-
-#include <filesystem>
+// `spsim gantt CONFIG --out FILE`: one simulated step drawn per rank and stream (compute, communication).
 #include <iostream>
 
-#include "analysis/json_reader.hpp"
-#include "analysis/plot.hpp"
-#include "analysis/simulate.hpp"
+#include "analysis/report/plot.hpp"
+#include "analysis/simulate/simulate.hpp"
 #include "cli/cluster_option.hpp"
 #include "cli/commands.hpp"
-#include "runtime/core/error.hpp"
 
 namespace spsim::cli {
 
@@ -33,18 +28,12 @@ Action add_gantt(CLI::App& app) {
   sub->add_option("--out", args->out, "output image, .svg or .png")->required();
   return [args]() -> int {
     (void)analysis::find_gnuplot("--out");
-    const auto config = load_config_with_cluster(args->config, args->cluster);
-    // The Chrome trace is the replay's full timeline; it goes to a private temporary file.
-    std::string path = (std::filesystem::temp_directory_path() / "spsim-gantt-XXXXXX").string();
-    const int fd = mkstemp(path.data());
-    if (fd < 0) throw InputError("--out", "cannot create a temporary file for the timeline");
-    close(fd);
-    struct Remove {
-      std::string p;
-      ~Remove() { std::filesystem::remove(p); }
-    } remove{path};
-    const auto summary = analysis::simulate(config, {path, false});
-    const auto bars = analysis::gantt_from_chrome_trace(analysis::read_json_file(path, path));
+    const auto config = analysis::load_config(args->config, {args->cluster});
+    std::vector<analysis::GanttBar> bars;
+    analysis::SimulateOptions options;
+    options.use_config_trace_out = false;
+    options.bars = &bars;
+    const auto summary = analysis::simulate(config, options);
     analysis::write_gantt(bars, config.name + ": one step (" + std::to_string(config.strategy.degree) + " ranks)",
                           args->out, "--out");
     std::cout << "wrote " << args->out << " (step " << summary.step_time_s * 1e3 << " ms)\n";

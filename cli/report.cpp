@@ -1,7 +1,7 @@
 // `spsim report CONFIG... --out DIR`: the RSA backward study (checks, simulated sweeps, plots, answers).
 #include <iostream>
 
-#include "analysis/report.hpp"
+#include "analysis/report/rsa_report.hpp"
 #include "cli/commands.hpp"
 #include "runtime/core/error.hpp"
 

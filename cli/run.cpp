@@ -1,13 +1,14 @@
 // `mpirun -np P spsim run CONFIG --backend mpi|nccl`: the strategy run for real on P processes, timed,
 // optionally verified against the reference, and compared with the simulator's prediction.
-#include "analysis/run.hpp"
+#include "analysis/run/run.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <iostream>
 
-#include "analysis/run_backend.hpp"
+#include "analysis/run/backend.hpp"
+#include "analysis/report/json.hpp"
 #include "cli/commands.hpp"
 #include "runtime/core/error.hpp"
 #ifdef SPSIM_WITH_MPI
@@ -49,8 +50,8 @@ Prepared prepare(const RunArgs& a, int world_size) {
   Prepared p;
   p.backend = analysis::resolve_backend(a.backend, a.device, a.comm);
   const auto loaded = analysis::load_config(a.config);
-  std::optional<nlohmann::json> cluster;
-  if (!a.cluster.empty()) cluster = analysis::cluster_argument(a.cluster);
+  std::optional<sim::ClusterConfig> cluster;
+  if (!a.cluster.empty()) cluster = analysis::load_cluster_argument(a.cluster);
   const rt::DType dtype = analysis::run_dtype(loaded);
   p.config = analysis::run_config(loaded, world_size, dtype, cluster);
   p.options = {a.iters, a.warmup, a.verify, a.sync};
@@ -72,7 +73,7 @@ int run_command(const RunArgs& a) {
     if (world->rank() == 0) {
       const auto prediction = analysis::predict_run(p.config);
       if (a.json)
-        std::cout << analysis::run_to_json(m, prediction).dump(2) << "\n";
+        std::cout << analysis::run_json(m, prediction);
       else
         std::cout << analysis::render_run(m, prediction);
       std::cout.flush();

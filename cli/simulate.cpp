@@ -1,9 +1,10 @@
 // `spsim simulate CONFIG [--json] [--trace FILE]`: predicted step time, breakdown and memory of a strategy.
-#include "analysis/simulate.hpp"
+#include "analysis/simulate/simulate.hpp"
 
 #include <iostream>
 
 #include "cli/cluster_option.hpp"
+#include "analysis/report/json.hpp"
 #include "cli/commands.hpp"
 
 namespace spsim::cli {
@@ -38,10 +39,10 @@ Action add_simulate(CLI::App& app) {
                   "write a Chrome trace (open in https://ui.perfetto.dev: one process per rank, one thread\n"
                   "per stream); overrides simulation.trace_out of the config");
   return [args]() -> int {
-    const auto config = load_config_with_cluster(args->config, args->cluster);
+    const auto config = analysis::load_config(args->config, {args->cluster});
     const auto summary = analysis::simulate(config, {args->trace, true});
     if (args->json)
-      std::cout << analysis::dump_json_schema_first(analysis::simulation_to_json(config, summary));
+      std::cout << analysis::simulation_json(config, summary);
     else
       std::cout << analysis::render_simulation(config, summary);
     return 0;

@@ -39,14 +39,6 @@ std::vector<std::string> Registry::names() const {
   return out;
 }
 
-namespace {
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-}  // namespace
-
 Options Registry::complete_options(const StrategyInfo& info, const Options& given, const std::string& where) const {
   Options out;
   for (const auto& [key, value] : given) {
@@ -55,11 +47,11 @@ Options Registry::complete_options(const StrategyInfo& info, const Options& give
       std::vector<std::string> names;
       for (const auto& o : info.options) names.push_back(o.name);
       throw InputError(where + "." + key, "unknown option '" + key + "' for strategy '" + info.name +
-                                              "'; valid options: " + (names.empty() ? "(none)" : join(names)));
+                                              "'; valid options: " + join_names(names));
     }
     if (!spec->choices.empty()) {
       if (std::find(spec->choices.begin(), spec->choices.end(), value) == spec->choices.end())
-        throw InputError(where + "." + key, "unknown value '" + value + "'; valid choices: " + join(spec->choices));
+        throw InputError(where + "." + key, "unknown value '" + value + "'; valid choices: " + join_names(spec->choices));
     } else if (value.empty() || !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       throw InputError(where + "." + key, "'" + value + "' is not a non-negative integer");
     }

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace spsim {
 
@@ -23,5 +24,8 @@ class InputError : public std::runtime_error {
   std::string where_;
   std::string message_;
 };
+
+// "a, b, c" (or "(none)"), for the "valid choices" part of a message.
+[[nodiscard]] std::string join_names(const std::vector<std::string>& names);
 
 }  // namespace spsim

@@ -1,8 +1,8 @@
-// ClusterConfig: the typed `cluster` section of an experiment (DESIGN.md §7) and its parser.
+// ClusterConfig: the typed `cluster` section of an experiment (DESIGN.md §7); analysis/config/cluster.hpp
+// parses it.
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,23 +63,5 @@ struct ClusterConfig {
   std::optional<ExplicitTopology> topology;  // when set, replaces nodes/gpus_per_node/intra/inter
   CollectiveFits collective_fits;            // measured per-collective α-β (sim/collectives/fitted.hpp)
 };
-
-// Names of the presets in configs/clusters/.
-[[nodiscard]] std::vector<std::string> cluster_presets();
-
-// Parses the `cluster` section: {"preset": NAME, "nodes": N, ...overrides}, or {"gpu", "gpus_per_node",
-// "nodes", "intra_node", "inter_node"}, or {"gpu", "topology": {...}}. "gpu" is a name from
-// configs/hardware/gpus/ or an inline object of the same keys; "collective_fits" holds measured
-// per-collective latency and bus bandwidth (sim/collectives/fitted.hpp). Keys given next to a preset
-// override the preset's (objects merge key by key). Link objects take "link" (a name from
-// configs/hardware/links/) plus optional bandwidth_GBps / efficiency / latency_us overrides.
-// Throws InputError naming `path_prefix` + the JSON path: unknown preset/GPU/link (listing the
-// choices), nodes < 1, negative bandwidth, unknown key, a topology whose GPUs cannot all reach
-// each other.
-[[nodiscard]] ClusterConfig parse_cluster(const nlohmann::json& cluster_section,
-                                          const std::string& path_prefix);
-
-// Shorthand for parse_cluster({"preset": preset, "nodes": nodes}, "cluster").
-[[nodiscard]] ClusterConfig preset_cluster(const std::string& preset, int nodes = 1);
 
 }  // namespace spsim::sim

@@ -1,19 +1,8 @@
-// Loading GPU and link specs from configs/hardware/{gpus,links}/*.json.
+// Names of the hardware spec types.
 #include "sim/cluster/hardware.hpp"
 
-#include <algorithm>
-#include <cstdlib>
-#include <fstream>
-
-#include "runtime/core/error.hpp"
-#include "sim/cluster/json_fields.hpp"
 
 namespace spsim::sim {
-
-using detail::check_keys;
-using detail::get_nonnegative;
-using detail::get_string;
-using detail::join_path;
 
 const char* link_class_name(LinkClass c) {
   switch (c) {
@@ -25,91 +14,6 @@ const char* link_class_name(LinkClass c) {
       return "network";
   }
   return "?";
-}
-
-std::filesystem::path config_dir() {
-  if (const char* env = std::getenv("SPSIM_CONFIG_DIR"); env && *env) return env;
-  return std::filesystem::path(SPSIM_SOURCE_DIR) / "configs";
-}
-
-std::vector<std::string> list_configs(const std::string& subdir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(config_dir() / subdir, ec))
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-nlohmann::json read_config_json(const std::string& subdir, const std::string& name,
-                                const std::string& where) {
-  const auto names = list_configs(subdir);
-  if (std::find(names.begin(), names.end(), name) == names.end())
-    throw InputError(where, "unknown name '" + name + "'; valid choices: " + detail::join_names(names) +
-                                " (from " + (config_dir() / subdir).string() + ")");
-  const auto file = config_dir() / subdir / (name + ".json");
-  std::ifstream in(file);
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(file.string(), std::string("invalid JSON: ") + e.what());
-  }
-}
-
-static LinkClass parse_link_class(const nlohmann::json& j, const std::string& path) {
-  const std::string c = get_string(j, path, "class");
-  if (c == "nvlink") return LinkClass::nvlink;
-  if (c == "pcie") return LinkClass::pcie;
-  if (c == "network") return LinkClass::network;
-  throw InputError(join_path(path, "class"),
-                   "unknown link class '" + c + "'; valid choices: nvlink, pcie, network");
-}
-
-LinkSpec load_link(const std::string& name, const std::string& where) {
-  const auto j = read_config_json("hardware/links", name, where);
-  const std::string path = "hardware/links/" + name + ".json";
-  check_keys(j, path,
-             {"name", "description", "class", "bandwidth_GBps", "efficiency", "latency_us", "source"});
-  LinkSpec s;
-  s.name = name;
-  s.link_class = parse_link_class(j, path);
-  s.bandwidth_Bps = get_nonnegative(j, path, "bandwidth_GBps", true) * 1e9;
-  s.efficiency = get_nonnegative(j, path, "efficiency", true);
-  s.latency = Time::from_us(get_nonnegative(j, path, "latency_us"));
-  s.source = get_string(j, path, "source");
-  return s;
-}
-
-GpuSpec load_gpu(const std::string& name, const std::string& where) {
-  return parse_gpu(read_config_json("hardware/gpus", name, where), "hardware/gpus/" + name + ".json", name);
-}
-
-GpuSpec parse_gpu(const nlohmann::json& j, const std::string& path, const std::string& name) {
-  check_keys(j, path, {"name", "description", "peak_tflops", "hbm_bytes", "hbm_GBps", "efficiency",
-                       "launch_overhead_us", "nvlink", "source"});
-  GpuSpec g;
-  for (const char* key : {"peak_tflops", "efficiency"})
-    if (!j.contains(key)) throw InputError(join_path(path, key), "missing required key");
-  g.name = j.contains("name") ? get_string(j, path, "name") : name;
-  g.description = get_string(j, path, "description");
-  const std::string peak_path = join_path(path, "peak_tflops");
-  check_keys(j.at("peak_tflops"), peak_path, {"bf16", "fp16", "tf32", "fp32", "fp64"});
-  for (const auto& [dtype, v] : j.at("peak_tflops").items())
-    g.peak_flops[dtype] = get_nonnegative(j.at("peak_tflops"), peak_path, dtype, true) * 1e12;
-  g.hbm_bytes = get_nonnegative(j, path, "hbm_bytes", true);
-  g.hbm_Bps = get_nonnegative(j, path, "hbm_GBps", true) * 1e9;
-  const std::string eff_path = join_path(path, "efficiency");
-  const auto& eff = j.at("efficiency");
-  check_keys(eff, eff_path,
-             {"gemm", "attention_forward", "attention_backward", "softmax", "elementwise", "copy"});
-  for (int c = 0; c < 6; ++c) {
-    const auto name_c = std::string(rt::op_class_name(static_cast<rt::OpClass>(c)));
-    g.efficiency[static_cast<std::size_t>(c)] = get_nonnegative(eff, eff_path, name_c, true);
-  }
-  g.launch_overhead = Time::from_us(get_nonnegative(j, path, "launch_overhead_us"));
-  g.nvlink = j.contains("nvlink") ? get_string(j, path, "nvlink") : "";
-  g.source = get_string(j, path, "source");
-  return g;
 }
 
 }  // namespace spsim::sim

@@ -1,11 +1,10 @@
-// Hardware specs read from configs/hardware/: GPUs (compute, memory) and link types (bandwidth, latency).
+// Hardware specs: GPUs (compute, memory) and link types (bandwidth, latency), as configs/hardware/ lists
+// them (analysis/config/hardware.hpp reads the files).
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -46,20 +45,5 @@ struct GpuSpec {
   std::string source;
   [[nodiscard]] double op_efficiency(rt::OpClass c) const { return efficiency[static_cast<std::size_t>(c)]; }
 };
-
-// The configs folder: $SPSIM_CONFIG_DIR if set, else the source tree's configs/ (SPSIM_SOURCE_DIR).
-[[nodiscard]] std::filesystem::path config_dir();
-// Sorted names (file stems) of the *.json files in config_dir()/subdir.
-[[nodiscard]] std::vector<std::string> list_configs(const std::string& subdir);
-// Reads config_dir()/subdir/name.json; unknown name → InputError at `where` listing the choices.
-[[nodiscard]] nlohmann::json read_config_json(const std::string& subdir, const std::string& name,
-                                              const std::string& where);
-
-// Load and validate hardware/gpus/NAME.json and hardware/links/NAME.json (InputError naming `where`).
-[[nodiscard]] GpuSpec load_gpu(const std::string& name, const std::string& where);
-// A GPU spec given inline (the same keys as hardware/gpus/*.json; "name" optional, default `name`), so
-// a calibrated cluster file (spsim calibrate) carries its own device; errors name `path`.
-[[nodiscard]] GpuSpec parse_gpu(const nlohmann::json& j, const std::string& path, const std::string& name);
-[[nodiscard]] LinkSpec load_link(const std::string& name, const std::string& where);
 
 }  // namespace spsim::sim

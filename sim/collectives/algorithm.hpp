@@ -100,12 +100,14 @@ struct AlgorithmInfo {
   // all-to-all); empty = never (explicit use only).
   std::function<bool(const GroupShape&)> tuner_candidate;
   std::function<std::unique_ptr<Algorithm>()> make;
+  std::vector<std::string> aliases;  // other names configs and --algo accept ("rhd")
 };
 
 // Name -> algorithm. A new algorithm plugs in by adding an AlgorithmInfo (see registry.cpp).
 class AlgorithmRegistry {
  public:
   void add(AlgorithmInfo info);  // throws std::logic_error on a duplicate name
+  // By name or alias; nullptr if unknown.
   [[nodiscard]] const AlgorithmInfo* find(std::string_view name) const;
   [[nodiscard]] const Algorithm& algorithm(std::string_view name) const;  // name must exist
   // Names in registration order, optionally only those supporting `kind`.

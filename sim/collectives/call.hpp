@@ -1,6 +1,7 @@
 // CollectiveCall / CollectiveResult: one collective as the replay engine describes it, and its outcome.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,8 @@ struct CollectiveCall {
   // the output (input n/P); all_to_all the send buffer (n/P to each rank); sendrecv the message
   // each rank sends. Fractional values are allowed.
   double bytes = 0;
-  std::string algorithm = "auto";  // a registry name (see default_algorithms()) or "auto"
-  std::string protocol = "auto";   // simple | ll | ll128 | auto
+  std::string algorithm = "auto";  // a registry name or alias (see default_algorithms()) or "auto"
+  std::optional<Protocol> protocol;  // nullopt: "auto", the tuner's pick
   int peer_offset = 1;             // sendrecv: rank i sends to i + offset, receives from i - offset (mod P)
 };
 

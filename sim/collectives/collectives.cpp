@@ -7,7 +7,6 @@
 #include <stdexcept>
 
 #include "runtime/core/error.hpp"
-#include "sim/cluster/json_fields.hpp"
 
 namespace spsim::sim {
 
@@ -109,7 +108,7 @@ void CollectiveRun::transfer_device(int rank, DeviceId other, bool to_device, do
 void CollectiveRun::start_sub(CollectiveCall sub, std::function<void()> then) {
   if (rank_of_device_.empty())
     for (int r = 0; r < size(); ++r) rank_of_device_[device(r)] = r;
-  sub.protocol = protocol_name(result_.protocol);
+  sub.protocol = result_.protocol;
   const std::vector<DeviceId> devices = sub.ranks;
   owner_.start(sub, [self = shared_from_this(), devices, then = std::move(then)](const CollectiveResult& r) {
     for (std::size_t i = 0; i < devices.size(); ++i) {
@@ -132,13 +131,15 @@ void CollectiveRun::finish() {
 
 void AlgorithmRegistry::add(AlgorithmInfo info) {
   if (find(info.name)) throw std::logic_error("AlgorithmRegistry: duplicate algorithm '" + info.name + "'");
+  for (const auto& alias : info.aliases)
+    if (find(alias)) throw std::logic_error("AlgorithmRegistry: duplicate algorithm name '" + alias + "'");
   algorithms_.push_back(info.make());
   infos_.push_back(std::move(info));
 }
 
 const AlgorithmInfo* AlgorithmRegistry::find(std::string_view name) const {
   for (const auto& i : infos_)
-    if (i.name == name) return &i;
+    if (i.name == name || std::find(i.aliases.begin(), i.aliases.end(), name) != i.aliases.end()) return &i;
   return nullptr;
 }
 
@@ -173,7 +174,7 @@ bool implements(const AlgorithmInfo& info, CommKind kind) {
 std::vector<const AlgorithmInfo*> candidate_algorithms(const AlgorithmRegistry& reg,
                                                        const CollectiveCall& call, const GroupShape& shape) {
   const std::string kind = std::string(rt::comm_kind_name(call.kind));
-  const std::string choices = detail::join_names(reg.names(call.kind)) + ", auto";
+  const std::string choices = join_names(reg.names(call.kind)) + ", auto";
   if (call.algorithm != "auto") {
     const AlgorithmInfo* info = reg.find(call.algorithm);
     if (!info)
@@ -198,20 +199,18 @@ std::vector<const AlgorithmInfo*> candidate_algorithms(const AlgorithmRegistry& 
   return out;
 }
 
-std::vector<Protocol> candidate_protocols(const std::string& name, AlgorithmFamily family,
+std::vector<Protocol> candidate_protocols(std::optional<Protocol> asked, AlgorithmFamily family,
                                           const std::string& algo) {
-  if (name == "auto") {
+  if (!asked) {
     std::vector<Protocol> out;
     for (auto p : {Protocol::simple, Protocol::ll128, Protocol::ll})
       if (protocol_supported(family, p)) out.push_back(p);
     return out;
   }
-  const auto p = parse_protocol(name);
-  if (!p) throw InputError("protocol", "unknown protocol '" + name + "'; valid choices: " + protocol_choices());
-  if (!protocol_supported(family, *p))
-    throw InputError(
-        "protocol", "'" + name + "' is not available with '" + algo + "' (Simple only); valid: simple, auto");
-  return {*p};
+  if (!protocol_supported(family, *asked))
+    throw InputError("protocol", "'" + std::string(protocol_name(*asked)) + "' is not available with '" + algo +
+                                     "' (Simple only); valid: simple, auto");
+  return {*asked};
 }
 
 }  // namespace

@@ -62,7 +62,8 @@ AlgorithmInfo direct_algorithm() {
           "all messages posted at once: all_to_all to every peer, sendrecv to rank+offset",
           {CommKind::all_to_all, CommKind::sendrecv},
           [](const GroupShape&) { return true; },
-          [] { return std::make_unique<Direct>(); }};
+          [] { return std::make_unique<Direct>(); },
+          {}};
 }
 
 }  // namespace spsim::sim

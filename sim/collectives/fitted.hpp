@@ -17,14 +17,13 @@
 // neither slows nor is slowed by concurrent traffic. Its bytes_sent per rank are those of the
 // bandwidth-optimal algorithm, n · f_K(P).
 //
-// JSON (the "collective_fits" key of a cluster section):
+// JSON (the "collective_fits" key of a cluster section, parsed by analysis/config/cluster.cpp):
 //   "collective_fits": { "all_reduce": { "latency_us": 12.5, "busbw_GBps": 180, "ranks": 8,
 //                                        "source": "...", "residual": 0.03 }, ... }
 // keyed by collective kind name; "source" and "residual" (relative RMS error of the fit) are notes.
 #pragma once
 
 #include <array>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -53,9 +52,5 @@ using CollectiveFits = std::array<std::optional<CollectiveFit>, rt::kCommKinds>;
 // The fit that replaces the model for a call of `kind` with `algorithm` on `group_size` ranks, or nullptr.
 [[nodiscard]] const CollectiveFit* applicable_fit(const CollectiveFits& fits, CommKind kind,
                                                   const std::string& algorithm, int group_size);
-
-// Parses the "collective_fits" object; InputError names `path` + the key (unknown kind listing the
-// valid ones, negative latency, non-positive bandwidth, ranks < 1).
-[[nodiscard]] CollectiveFits parse_collective_fits(const nlohmann::json& j, const std::string& path);
 
 }  // namespace spsim::sim

@@ -63,7 +63,8 @@ AlgorithmInfo halving_doubling_algorithm() {
           "recursive halving reduce-scatter / doubling all-gather (Rabenseifner), power-of-two groups",
           {CommKind::all_reduce, CommKind::reduce_scatter, CommKind::all_gather},
           nullptr,
-          [] { return std::make_unique<HalvingDoubling>(); }};
+          [] { return std::make_unique<HalvingDoubling>(); },
+          {"rhd"}};
 }
 
 }  // namespace spsim::sim

@@ -28,7 +28,7 @@ class Hierarchical final : public Algorithm {
     };
     auto intra = [&](CommKind kind) {
       std::vector<CollectiveCall> calls;
-      for (const auto& m : g.node_members) calls.push_back({kind, devices(m), run->bytes(), "ring", "", 1});
+      for (const auto& m : g.node_members) calls.push_back({kind, devices(m), run->bytes(), "ring", std::nullopt, 1});
       return calls;
     };
     std::vector<CollectiveCall> across;
@@ -36,7 +36,7 @@ class Hierarchical final : public Algorithm {
       std::vector<int> ranks;
       for (const auto& m : g.node_members) ranks.push_back(m[static_cast<std::size_t>(l)]);
       across.push_back(
-          {CommKind::all_reduce, devices(ranks), run->bytes() / g.max_per_node, "ring", "", 1});
+          {CommKind::all_reduce, devices(ranks), run->bytes() / g.max_per_node, "ring", std::nullopt, 1});
     }
     auto phase3 = [run, calls = intra(CommKind::all_gather)] {
       run_phase(run, calls, [run] { run->finish(); });
@@ -74,7 +74,8 @@ AlgorithmInfo hierarchical_algorithm() {
           "intra-node ring reduce-scatter, inter-node ring all-reduce per rail, intra-node all-gather",
           {CommKind::all_reduce},
           nullptr,
-          [] { return std::make_unique<Hierarchical>(); }};
+          [] { return std::make_unique<Hierarchical>(); },
+          {}};
 }
 
 }  // namespace spsim::sim

@@ -52,7 +52,8 @@ AlgorithmInfo nvls_algorithm() {
           "in-switch all-reduce (NVLink SHARP) on one node's NVSwitch; Simple protocol",
           {CommKind::all_reduce},
           [](const GroupShape&) { return true; },
-          [] { return std::make_unique<Nvls>(); }};
+          [] { return std::make_unique<Nvls>(); },
+          {}};
 }
 
 }  // namespace spsim::sim

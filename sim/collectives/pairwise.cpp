@@ -50,7 +50,8 @@ AlgorithmInfo pairwise_algorithm() {
           "pairwise-exchange all-to-all: P-1 steps, step s sends to rank+s and receives from rank-s",
           {CommKind::all_to_all},
           [](const GroupShape&) { return true; },
-          [] { return std::make_unique<Pairwise>(); }};
+          [] { return std::make_unique<Pairwise>(); },
+          {}};
 }
 
 }  // namespace spsim::sim

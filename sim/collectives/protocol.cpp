@@ -1,14 +1,7 @@
 // NCCL protocol constants and the rules that turn them into one call's costs.
 #include "sim/collectives/protocol.hpp"
 
-#include "runtime/core/error.hpp"
-#include "sim/cluster/json_fields.hpp"
-
 namespace spsim::sim {
-
-using detail::check_keys;
-using detail::get_nonnegative;
-using detail::join_path;
 
 ProtocolTable nccl_protocol_table() {
   ProtocolTable t;
@@ -22,40 +15,6 @@ ProtocolTable nccl_protocol_table() {
   t.nvls_latency = {us(23.0), us(18.0)};
   t.source = "NCCL 2.20 src/graph/tuning.cc";
   return t;
-}
-
-static void apply_entry(ProtocolTable::Entry& e, const nlohmann::json& j, const std::string& path) {
-  check_keys(j, path,
-             {"base_latency_us", "tree_base_latency_us", "nvlink_step_latency_us", "pcie_step_latency_us",
-              "network_step_latency_us"});
-  auto set = [&](const char* key, Time& out) {
-    if (j.contains(key)) out = Time::from_us(get_nonnegative(j, path, key));
-  };
-  set("base_latency_us", e.ring_base_latency);
-  set("tree_base_latency_us", e.tree_base_latency);
-  set("nvlink_step_latency_us", e.step_latency[0]);
-  set("pcie_step_latency_us", e.step_latency[1]);
-  set("network_step_latency_us", e.step_latency[2]);
-}
-
-void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std::string& path) {
-  check_keys(tuning, path, {"simple", "ll", "ll128", "nvls", "source"});
-  for (int p = 0; p < kProtocols; ++p) {
-    const char* name = protocol_name(static_cast<Protocol>(p));
-    if (tuning.contains(name))
-      apply_entry(table.protocols[static_cast<std::size_t>(p)], tuning.at(name), join_path(path, name));
-  }
-  if (tuning.contains("nvls")) {
-    const auto& j = tuning.at("nvls");
-    const std::string np = join_path(path, "nvls");
-    check_keys(j, np, {"nvlink_latency_us", "network_latency_us", "efficiency"});
-    if (j.contains("nvlink_latency_us"))
-      table.nvls_latency[0] = Time::from_us(get_nonnegative(j, np, "nvlink_latency_us"));
-    if (j.contains("network_latency_us"))
-      table.nvls_latency[1] = Time::from_us(get_nonnegative(j, np, "network_latency_us"));
-    if (j.contains("efficiency")) table.nvls_efficiency = get_nonnegative(j, np, "efficiency", true);
-  }
-  if (tuning.contains("source")) table.source = detail::get_string(tuning, path, "source");
 }
 
 bool protocol_supported(AlgorithmFamily family, Protocol p) {

@@ -9,14 +9,14 @@
 //   bandwidth efficiency: ring LL ×1/4 (multi-node or all-reduce) else ×1/3; LL128 ×0.92 (×0.7 with
 //   fewer than 2 GPUs per node); tree ×0.92; NVLS ×5/6 (NCCL's NVLS algBw ratio).
 // NCCL publishes no separate per-step tree latency in that summary: trees use the ring per-step
-// values here. A cluster preset may override any constant under "tuning" (calibration).
+// values here. A cluster preset may override any constant under "tuning" (calibration;
+// analysis/config/cluster.hpp).
 //
 // A simulated step then costs  step_latency[class of the route] + route latency
 //                              + bytes / (efficiency × max-min fair rate).
 #pragma once
 
 #include <array>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "sim/cluster/hardware.hpp"
@@ -56,11 +56,6 @@ struct ProtocolTable {
 
 // NCCL 2.20's constants (above).
 [[nodiscard]] ProtocolTable nccl_protocol_table();
-
-// Applies a "tuning" JSON object on top of `table`. Keys: "simple" | "ll" | "ll128" → object with
-// base_latency_us, tree_base_latency_us, nvlink_step_latency_us, pcie_step_latency_us,
-// network_step_latency_us; "nvls" → nvlink_latency_us, network_latency_us, efficiency; "source".
-void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std::string& path);
 
 // NVLS runs only the Simple protocol; every other family runs all three.
 [[nodiscard]] bool protocol_supported(AlgorithmFamily family, Protocol p);

@@ -70,7 +70,8 @@ AlgorithmInfo ring_algorithm() {
           "across nodes",
           {CommKind::all_reduce, CommKind::reduce_scatter, CommKind::all_gather},
           [](const GroupShape&) { return true; },
-          [] { return std::make_unique<Ring>(); }};
+          [] { return std::make_unique<Ring>(); },
+          {}};
 }
 
 }  // namespace spsim::sim

@@ -201,7 +201,8 @@ AlgorithmInfo tree_algorithm() {
       "double binary tree all-reduce across nodes, chains inside nodes, pipelined; tuned across nodes only",
       {CommKind::all_reduce},
       [](const GroupShape& g) { return g.multi_node(); },
-      [] { return std::make_unique<DoubleBinaryTree>(); }};
+      [] { return std::make_unique<DoubleBinaryTree>(); },
+          {}};
 }
 
 }  // namespace spsim::sim

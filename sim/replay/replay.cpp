@@ -78,7 +78,7 @@ class Replayer {
         collectives_(*network_),
         model_(model),
         options_(options),
-        p2p_protocol_(options.protocol == "auto" ? Protocol::simple : parse_p2p_protocol(options.protocol)) {
+        p2p_protocol_(options.protocol.value_or(Protocol::simple)) {
     for (const auto& g : rt::trace::merge_groups(traces)) groups_.emplace(g.id, g.members);
     ranks_.resize(traces.size());
     result_.ranks.resize(traces.size());
@@ -99,12 +99,6 @@ class Replayer {
   }
 
  private:
-  static Protocol parse_p2p_protocol(const std::string& name) {
-    if (auto p = parse_protocol(name)) return *p;
-    throw InputError("collectives.protocol",
-                     "unknown protocol '" + name + "'; valid choices: " + protocol_choices());
-  }
-
   RankTimeline& timeline(int r) { return result_.ranks[static_cast<std::size_t>(r)]; }
   RankState& state(int r) { return ranks_[static_cast<std::size_t>(r)]; }
 

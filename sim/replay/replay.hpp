@@ -28,6 +28,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,10 +43,10 @@
 namespace spsim::sim {
 
 struct ReplayOptions {
-  // Algorithm per collective kind (all_reduce, reduce_scatter, all_gather, all_to_all): a name of the
-  // collectives registry or "auto" (the simulator's tuner, as NCCL's).
-  std::array<std::string, 4> algorithm{"auto", "auto", "auto", "auto"};
-  std::string protocol = "auto";  // collectives: simple | ll | ll128 | auto; p2p: auto means simple
+  // Algorithm per collective kind (rt::tuned_kinds(): all_reduce, reduce_scatter, all_gather,
+  // all_to_all): a name of the collectives registry or "auto" (the simulator's tuner, as NCCL's).
+  std::array<std::string, rt::kTunedKinds> algorithm{"auto", "auto", "auto", "auto"};
+  std::optional<Protocol> protocol;  // nullopt: "auto" (collectives: the tuner's; p2p: Simple)
   // Fractional slowdown of compute while a communication kernel runs on the same GPU: 0.1 = compute
   // takes 10% longer during communication. A modest, uncalibrated default: NCCL's kernels use a few
   // SMs' worth of channels and part of the HBM bandwidth.

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "analysis/compare.hpp"
+#include "analysis/check/comparison.hpp"
 
 using spsim::analysis::compare_tensors;
 

@@ -1,13 +1,16 @@
 // Config parsing: a valid document becomes typed fields; every bad input is an InputError naming the
 // JSON path, the bad value and the valid choices.
-#include "analysis/config.hpp"
+#include "analysis/config/document.hpp"
+#include "analysis/config/schema.hpp"
+#include "sim/collectives/algorithm.hpp"
+#include "analysis/config/config.hpp"
 
 #include <doctest/doctest.h>
 
 #include <climits>
 #include <functional>
 
-#include "analysis/model_config.hpp"
+#include "analysis/config/model.hpp"
 #include "tests/analysis/helpers.hpp"
 
 using spsim::analysis::Json;
@@ -82,19 +85,24 @@ TEST_CASE("a valid config parses into typed fields, defaults filled in") {
   CHECK(c.workload.causal);
   CHECK(c.workload.scope == spsim::models::Scope::layer);
   CHECK(c.workload.passes == spsim::models::Passes::fwd);
-  CHECK(c.cluster == nlohmann::json::parse(R"({ "preset": "dgx-a100", "nodes": 1 })"));
+  REQUIRE(c.cluster.has_value());  // typed: the preset and its hardware files already read
+  CHECK(c.cluster->name == "dgx-a100");
+  CHECK(c.cluster->nodes == 1);
+  CHECK(c.cluster->gpu.name == "a100-sxm4-80gb");
   CHECK(c.strategy.name == "rsa");
   CHECK(c.strategy.degree == 4);
   CHECK(c.parallel.dp == 2);
-  CHECK(c.collectives.all_reduce == "ring");
-  CHECK(c.collectives.reduce_scatter == "auto");
-  CHECK(c.collectives.protocol == "ll128");
-  CHECK(c.simulation.network == "analytical");
+  CHECK(c.collectives.of(spsim::rt::CommKind::all_reduce) == "ring");
+  CHECK(c.collectives.of(spsim::rt::CommKind::reduce_scatter) == "auto");
+  CHECK(c.collectives.protocol == spsim::sim::Protocol::ll128);
+  CHECK(c.simulation.network == spsim::sim::NetworkMode::analytical);
   CHECK(c.simulation.trace_out == "out/t.json");
   CHECK(c.check.dtype == spsim::rt::DType::f32);
   CHECK(c.check.seed == 7);
   CHECK(c.sweep.empty());
-  CHECK(c.raw == doc);
+  CHECK(spsim::analysis::config_document(c) == doc);
+  CHECK(c.check.dtype_given);
+  CHECK(c.strategy.entry == spsim::strategies::builtin().find("rsa"));
   // Every registered option of the strategy is present, unset ones at the registry's default.
   const auto* info = spsim::strategies::builtin().find("rsa");
   REQUIRE(info != nullptr);
@@ -103,6 +111,32 @@ TEST_CASE("a valid config parses into typed fields, defaults filled in") {
     REQUIRE(c.strategy.options.count(o.name) == 1);
     CHECK(c.strategy.options.at(o.name) == o.default_value);
   }
+}
+
+TEST_CASE("collective algorithms are the simulator registry's names, aliases resolved") {
+  // "rhd" is declared by the registry as halving_doubling's alias: the config keeps the registry name.
+  Json doc = base();
+  doc["collectives"] = Json::parse(R"({ "all_reduce": "rhd", "all_to_all": "direct" })");
+  const auto c = parse_config(doc, "");
+  CHECK(c.collectives.of(spsim::rt::CommKind::all_reduce) == "halving_doubling");
+  CHECK(c.collectives.of(spsim::rt::CommKind::all_to_all) == "direct");
+  // The choices offered for a kind are exactly the registry's algorithms implementing it, plus auto.
+  const auto registry = spsim::sim::default_algorithms();
+  for (auto kind : spsim::rt::tuned_kinds()) {
+    CAPTURE(spsim::rt::comm_kind_name(kind));
+    std::vector<std::string> want = {"auto"};
+    for (const auto& name : registry.names(kind)) {
+      want.push_back(name);
+      for (const auto& alias : registry.find(name)->aliases) want.push_back(alias);
+    }
+    CHECK(spsim::analysis::schema::algorithm_choices(kind) == want);
+  }
+  // direct does not implement all_reduce: the config says so before anything is simulated.
+  doc["collectives"] = Json::parse(R"({ "all_reduce": "direct" })");
+  const auto err = input_error_of([&] { (void)parse_config(doc, ""); });
+  REQUIRE(err.has_value());
+  CHECK(err->where() == "collectives.all_reduce");
+  CHECK(contains(err->message(), "valid choices: auto, ring, tree, nvls, halving_doubling, rhd, hierarchical"));
 }
 
 TEST_CASE("defaults of optional sections and the name from the file") {
@@ -115,10 +149,12 @@ TEST_CASE("defaults of optional sections and the name from the file") {
   CHECK(!c.workload.causal);
   CHECK(c.workload.scope == spsim::models::Scope::attention);
   CHECK(c.workload.passes == spsim::models::Passes::fwd_bwd);
-  CHECK(c.cluster == nlohmann::json::object());
+  CHECK_FALSE(c.cluster.has_value());
   CHECK(c.parallel.dp == 1);
-  CHECK(c.collectives.all_reduce == "auto");
-  CHECK(c.simulation.network == "flow");
+  CHECK(c.collectives.of(spsim::rt::CommKind::all_reduce) == "auto");
+  CHECK_FALSE(c.collectives.protocol.has_value());
+  CHECK(c.simulation.network == spsim::sim::NetworkMode::flow);
+  CHECK_FALSE(c.check.dtype_given);
   CHECK(c.check.dtype == spsim::rt::DType::f64);
   CHECK(c.check.seed == 1);
 }
@@ -413,7 +449,7 @@ TEST_CASE("load_config reads a file and keeps its path as the source") {
   spsim::test::write_file(file, base().dump(2));
   const auto c = spsim::analysis::load_config(file);
   CHECK(c.source == file);
-  CHECK(c.raw == base());
+  CHECK(spsim::analysis::config_document(c) == base());
   CHECK(c.model.head_dim == 16);
 }
 
@@ -421,5 +457,5 @@ TEST_CASE("a plain nlohmann::json document is accepted too") {
   const nlohmann::json doc = nlohmann::json::parse(base().dump());
   const auto c = parse_config(doc, "");
   CHECK(c.model.head_dim == 16);
-  CHECK(nlohmann::json(c.raw) == doc);  // same content (key order is the sorted one of nlohmann::json)
+  CHECK(nlohmann::json(spsim::analysis::config_document(c)) == doc);  // same content (key order is the sorted one of nlohmann::json)
 }

@@ -1,6 +1,6 @@
 // .npy writer: the header follows NumPy's format 1.0 spec, the data follows it byte for byte, and NumPy
 // itself reads the file back (when /usr/bin/python3 has numpy).
-#include "analysis/npy.hpp"
+#include "analysis/check/npy.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,7 @@
 // Sweep expansion: cartesian product in the written axis order, per-point configs, per-point errors for
 // impossible combinations, and errors for bad axes.
-#include "analysis/sweep.hpp"
+#include "analysis/config/document.hpp"
+#include "analysis/config/sweep.hpp"
 
 #include <doctest/doctest.h>
 
@@ -8,6 +9,7 @@
 
 using spsim::analysis::expand_sweep;
 using spsim::analysis::Json;
+using spsim::analysis::config_document;
 using spsim::analysis::parse_config;
 using spsim::test::contains;
 using spsim::test::input_error_of;
@@ -37,7 +39,7 @@ TEST_CASE("a config without a sweep is one point, itself") {
   REQUIRE(points.size() == 1);
   CHECK(points[0].ok());
   CHECK(points[0].values.empty());
-  CHECK(points[0].config->raw == c.raw);
+  CHECK(config_document(*points[0].config) == config_document(c));
 }
 
 TEST_CASE("the product of the axes, first axis slowest, in the order written") {
@@ -67,14 +69,14 @@ TEST_CASE("the product of the axes, first axis slowest, in the order written") {
         const auto& p = points[n++];
         REQUIRE(p.ok());
         REQUIRE(p.values.size() == 3);
-        CHECK(p.values[0].value == s);
-        CHECK(p.values[1].value == choice);
-        CHECK(p.values[2].value == d);
+        CHECK(p.values[0].json == Json(s).dump());
+        CHECK(p.values[1].json == Json(choice).dump());
+        CHECK(p.values[2].json == Json(d).dump());
         CHECK(p.config->workload.seq_len == s);
         CHECK(p.config->strategy.options.at(option) == choice);
         CHECK(p.config->strategy.degree == d);
         CHECK(p.config->sweep.empty());
-        CHECK(!p.config->raw.contains("sweep"));
+        CHECK(!config_document(*p.config).contains("sweep"));
       }
     }
   }
@@ -87,8 +89,8 @@ TEST_CASE("an impossible point is reported, not thrown, and the others still exp
   REQUIRE(points.size() == 6);
   for (std::size_t i = 0; i < points.size(); ++i) {
     CAPTURE(i);
-    const auto seq = points[i].values[0].value.get<int>();
-    const auto kv = points[i].values[1].value.get<int>();
+    const auto seq = static_cast<int>(*points[i].values[0].number);
+    const auto kv = static_cast<int>(*points[i].values[1].number);
     // 30 % 4 != 0 (rsa's constraint); 4 heads % 3 kv heads != 0.
     const bool valid = seq % 4 == 0 && 4 % kv == 0;
     CHECK(points[i].ok() == valid);
@@ -113,9 +115,15 @@ TEST_CASE("a swept key may be absent from the base and its base value is never c
 TEST_CASE("sweeps create the sections they set") {
   Json doc = base();
   doc["sweep"] = Json::parse(R"({ "cluster.nodes": [1, 2], "parallel.dp": [1, 3] })");
-  const auto points = expand_sweep(parse_config(doc, ""));
+  auto points = expand_sweep(parse_config(doc, ""));
   REQUIRE(points.size() == 4);
-  CHECK(points[3].config->cluster["nodes"] == 2);
+  // A cluster of only "nodes" has no GPU: the points say so; with a preset they are clusters.
+  CHECK_FALSE(points[3].ok());
+  CHECK(points[3].error.find("cluster.gpu") != std::string::npos);
+  doc["cluster"] = Json::parse(R"({ "preset": "dgx-a100" })");
+  points = expand_sweep(parse_config(doc, ""));
+  REQUIRE(points[3].ok());
+  CHECK(points[3].config->cluster->nodes == 2);
   CHECK(points[3].config->parallel.dp == 3);
 }
 
@@ -188,10 +196,15 @@ TEST_CASE("the settable paths include every registered strategy option") {
     }
 }
 
-TEST_CASE("sweep values as table cells") {
+TEST_CASE("sweep values as table cells, JSON text and numbers") {
   CHECK(spsim::analysis::sweep_value_text(Json("ring")) == "ring");
   CHECK(spsim::analysis::sweep_value_text(Json(4096)) == "4096");
   CHECK(spsim::analysis::sweep_value_text(Json(true)) == "true");
+  const auto v = spsim::analysis::sweep_value("workload.seq_len", Json(4096));
+  CHECK(v.path == "workload.seq_len");
+  CHECK(v.json == "4096");
+  CHECK(v.number == 4096.0);
+  CHECK_FALSE(spsim::analysis::sweep_value("x", Json("ring")).number.has_value());
 }
 
 TEST_CASE("a 'strategy' axis lists whole strategies, each with its own options") {
@@ -209,8 +222,8 @@ TEST_CASE("a 'strategy' axis lists whole strategies, each with its own options")
   CHECK(points[0].config->strategy.options.at("grad_reduction") == "reduce_scatter");
   CHECK(points[1].config->strategy.options.at("grad_reduction") == "allreduce_slice_div");
   CHECK(points[2].config->strategy.degree == 2);
-  CHECK(spsim::analysis::sweep_value_text(points[0].values[0].value) == "rsa(grad_reduction=reduce_scatter)");
-  CHECK(spsim::analysis::sweep_value_text(points[2].values[0].value) == "rsa(P=2)");
+  CHECK(points[0].values[0].text == "rsa(grad_reduction=reduce_scatter)");
+  CHECK(points[2].values[0].text == "rsa(P=2)");
   // Bad strategy objects are errors at the value's path.
   Json bad = base();
   bad["sweep"] = Json::object();

@@ -1,5 +1,5 @@
 // Report tables: column alignment in text, Markdown escaping, RFC 4180 CSV quoting, number formats.
-#include "analysis/table.hpp"
+#include "analysis/report/table.hpp"
 
 #include <doctest/doctest.h>
 

@@ -5,7 +5,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/compare_sweep.hpp"
+#include "analysis/config/document.hpp"
+#include "analysis/report/json.hpp"
+#include "analysis/simulate/simulate.hpp"
+#include "analysis/compare/compare.hpp"
 #include "helpers.hpp"
 #include "runtime/core/error.hpp"
 
@@ -60,7 +63,7 @@ TEST_CASE("compare: one row per point in sweep order, invalid points keep their 
     CAPTURE(i);
     const auto& row = r.rows[i];
     // Row-major: the last axis turns fastest.
-    CHECK(row.values[1].value.get<int>() == std::vector<int>{64, 128, 130}[i % 3]);
+    CHECK(*row.values[1].number == std::vector<int>{64, 128, 130}[i % 3]);
     if (i % 3 == 2) {
       CHECK_FALSE(row.ok());
       CHECK(row.error.find("not divisible by the degree 4") != std::string::npos);
@@ -102,10 +105,10 @@ TEST_CASE("compare: a baseline row that does not exist or has no result is an In
 }
 
 TEST_CASE("compare: --jobs does not change the result") {
-  const std::string one = compare_to_json(compare(1)).dump();
+  const std::string one = compare_json(compare(1));
   for (int jobs : {2, 3, 8, 64}) {
     CAPTURE(jobs);
-    CHECK(compare_to_json(compare(jobs)).dump() == one);
+    CHECK(compare_json(compare(jobs)) == one);
   }
 }
 
@@ -138,7 +141,7 @@ TEST_CASE("compare: an InputError from the simulator becomes the row's reason; o
 }
 
 TEST_CASE("compare: JSON rows carry the documented keys") {
-  const Json j = compare_to_json(compare(2));
+  const Json j = Json::parse(compare_json(compare(2)));
   CHECK(j.at("schema_version") == 1);
   CHECK(j.at("baseline_row") == 1);
   REQUIRE(j.at("rows").size() == 12);
@@ -213,22 +216,29 @@ TEST_CASE("plots: PNG of the documented size; a bad extension is an InputError")
   CHECK_THROWS_AS(write_line_plot(plot, dir.path() / "p.pdf"), spsim::InputError);
 }
 
-TEST_CASE("gantt: bars from a Chrome trace; one compute and one comm series in the SVG") {
-  const Json trace = Json::parse(R"({"traceEvents": [
-    {"ph": "M", "name": "thread_name", "pid": 0, "tid": 0, "args": {"name": "compute"}},
-    {"ph": "M", "name": "thread_name", "pid": 0, "tid": 1, "args": {"name": "comm"}},
-    {"ph": "X", "name": "gemm", "pid": 0, "tid": 0, "ts": 0, "dur": 10},
-    {"ph": "X", "name": "sendrecv", "pid": 0, "tid": 1, "ts": 2, "dur": 5},
-    {"ph": "M", "name": "thread_name", "pid": 0, "tid": 2, "args": {"name": "phases"}},
-    {"ph": "X", "name": "forward", "pid": 0, "tid": 2, "ts": 0, "dur": 10},
-    {"ph": "X", "name": "gemm", "pid": 1, "tid": 0, "ts": 1, "dur": 9}]})");
-  const auto bars = gantt_from_chrome_trace(trace);  // the phase span is not a bar
-  REQUIRE(bars.size() == 3);
-  CHECK_FALSE(bars[0].comm);
-  CHECK(bars[1].comm);
-  CHECK(bars[1].start_s == doctest::Approx(2e-6));
-  CHECK(bars[1].end_s == doctest::Approx(7e-6));
-  CHECK(bars[2].rank == 1);
+TEST_CASE("gantt: bars from the simulated timeline; one compute and one comm series in the SVG") {
+  // RSA on 2 GPUs of a DGX A100: both ranks compute and pass K/V, so both streams have bars.
+  const Json doc = Json::parse(R"({"schema_version": 1, "model": {"hidden": 64, "heads": 4},
+    "workload": {"seq_len": 256}, "cluster": {"preset": "dgx-a100"},
+    "strategy": {"name": "rsa", "degree": 2}})");
+  std::vector<GanttBar> bars;
+  SimulateOptions options;
+  options.bars = &bars;
+  const auto summary = simulate(parse_config(doc, ""), options);
+  REQUIRE_FALSE(bars.empty());
+  double last_end = 0;
+  bool compute = false, comm = false;
+  for (const auto& b : bars) {
+    CHECK(b.rank >= 0);
+    CHECK(b.rank < 2);
+    CHECK(b.start_s <= b.end_s);
+    last_end = std::max(last_end, b.end_s);
+    compute = compute || !b.comm;
+    comm = comm || b.comm;
+  }
+  CHECK(compute);
+  CHECK(comm);
+  CHECK(last_end == summary.step_time_s);  // the step ends with the last op of the slowest rank
   spsim::test::TempDir dir;
   write_gantt(bars, "step", dir.path() / "g.svg");
   CHECK(count(slurp(dir.path() / "g.svg"), "id=\"gnuplot_plot_") == 2);

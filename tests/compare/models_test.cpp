@@ -4,8 +4,9 @@
 
 #include <cmath>
 
-#include "analysis/cost_model.hpp"
-#include "analysis/memory_model.hpp"
+#include "analysis/config/document.hpp"
+#include "analysis/closed_form/cost_model.hpp"
+#include "analysis/closed_form/memory_model.hpp"
 #include "runtime/core/error.hpp"
 
 using namespace spsim::analysis;

@@ -4,10 +4,12 @@
 
 #include <cmath>
 
-#include "analysis/compare_sweep.hpp"
-#include "analysis/cost_model.hpp"
-#include "analysis/memory_model.hpp"
-#include "analysis/simulate.hpp"
+#include "analysis/config/document.hpp"
+#include "analysis/report/json.hpp"
+#include "analysis/compare/compare.hpp"
+#include "analysis/closed_form/cost_model.hpp"
+#include "analysis/closed_form/memory_model.hpp"
+#include "analysis/simulate/simulate.hpp"
 #include "helpers.hpp"
 
 using namespace spsim::analysis;
@@ -118,10 +120,10 @@ TEST_CASE("compare with the real simulator: identical JSON for any --jobs") {
   CompareOptions o;
   o.simulate = [](const Config& p) { return simulate(p, {{}, false}); };
   o.jobs = 1;
-  const std::string one = compare_to_json(run_compare(c, o)).dump();
+  const std::string one = compare_json(run_compare(c, o));
   o.jobs = 3;
   const auto three = run_compare(c, o);
-  CHECK(compare_to_json(three).dump() == one);
+  CHECK(compare_json(three) == one);
   REQUIRE(three.rows.size() == 24);
   // Rows: grad_reduction slowest, then seq_len, nodes fastest; 12004 (rows 4 and 5 of each variant) is
   // not divisible by 8: those rows carry the strategy's reason.

@@ -5,9 +5,10 @@
 #include <cmath>
 #include <map>
 
-#include "analysis/cost_model.hpp"
-#include "analysis/memory_model.hpp"
-#include "analysis/simulate.hpp"
+#include "analysis/config/document.hpp"
+#include "analysis/closed_form/cost_model.hpp"
+#include "analysis/closed_form/memory_model.hpp"
+#include "analysis/simulate/simulate.hpp"
 
 using namespace spsim::analysis;
 
@@ -229,7 +230,7 @@ TEST_CASE("cost model: all-to-all on one DGX A100, direct (the tuner's pick) and
   Config c = config({{"preset", "bert-large"}}, 4096, 8, variants[0], false, "fwd+bwd");
   CHECK(HardwareModel(c).collective_s("all_to_all", n) ==
         doctest::Approx(8.4e-6 + alpha + 7 * (n / 8) / bw).epsilon(1e-9));
-  c.collectives.all_to_all = "pairwise";
+  c.collectives.of(spsim::rt::CommKind::all_to_all) = "pairwise";
   CHECK(HardwareModel(c).collective_s("all_to_all", n) ==
         doctest::Approx(8.4e-6 + 7 * (alpha + (n / 8) / bw)).epsilon(1e-9));
 }

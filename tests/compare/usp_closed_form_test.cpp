@@ -6,9 +6,10 @@
 #include <cmath>
 #include <map>
 
-#include "analysis/cost_model.hpp"
-#include "analysis/memory_model.hpp"
-#include "analysis/simulate.hpp"
+#include "analysis/config/document.hpp"
+#include "analysis/closed_form/cost_model.hpp"
+#include "analysis/closed_form/memory_model.hpp"
+#include "analysis/simulate/simulate.hpp"
 
 using namespace spsim::analysis;
 

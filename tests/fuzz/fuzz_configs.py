@@ -15,10 +15,17 @@ What it does
   check failed) or 2 (bad input), runs past --timeout, prints "terminate called", "internal error",
   "Assertion", "AddressSanitizer", "runtime error:" or "Segmentation" on stderr, or exits 2 without a
   message starting with "spsim: error:". Each child runs with RLIMIT_AS = --max-memory-gb (default 4) and
-  no core dumps. Failures of `check` on big shapes (killed / std::bad_alloc / timeout when the estimated
-  check memory is large) are reported separately as "KNOWN check-big-shape"; once --known-limit of them
-  were seen, further check cases whose estimate exceeds the memory cap are skipped (counted as skipped).
-  Invalid JSON from a `--json` command is reported as a warning (a failure with --strict-output).
+  no core dumps. Failures are grouped by signature and category:
+    crash                  signal, exit 3 or a crash pattern on stderr
+    resource               killed / std::bad_alloc / timeout outside the known case below
+    message                exit 2 without an "spsim: error:" line (e.g. CLI11's own parse errors)
+    slow-sweep             `compare` past the timeout on a sweep of more than 1000 points
+    KNOWN check-big-shape  `check` killed / std::bad_alloc / std::terminate / timeout when the estimated
+                           check memory is >= --big-fraction of the cap (the other engineer's fix makes
+                           check estimate memory first and exit 2); once --known-limit of them were seen,
+                           further check cases whose estimate exceeds the cap are skipped (counted)
+  Invalid JSON from a `--json` command is reported as a warning (a failure with --strict-output). A case
+  still running when the budget (+ --grace) ends is stopped and counted as unfinished, not as a failure.
 
   Every failing case is saved under --out/<signature>/case-<n>/ (at most --max-saved-per-signature per
   signature) with its config file(s), command.txt (the exact argv, shell-quoted, run from that folder),
@@ -585,18 +592,31 @@ def _axis_values(rng, path, n):
 
 
 def m_sweep_many(rng, cfg, lib):
+    """Long and cartesian sweeps. Real simulations take ~1-50 ms a point, so the lengths stay where a
+    correct spsim answers within the timeout, except for the sweeps past the 100000-point limit (which
+    must be refused at once) and, rarely, one of exactly 100000 points (the largest one accepted)."""
     r = rng.random()
     sweep = {}
-    if r < 0.45:  # one long axis
+    if r < 0.4:  # one long axis
         path = rng.choice(SWEEP_PATHS)
-        n = rng.choice([20, 50, 100, 300, 1000, 100000])
+        n = rng.choice([20, 50, 100, 300, 1000, 3000])
         if path in ("workload.seq_len", "model.hidden", "strategy.degree", "cluster.nodes"):
             n = min(n, 200)  # each point is a real simulation
         sweep[path] = _axis_values(rng, path, n)
         desc = f"sweep-many {path} x {n}"
-    elif r < 0.7:  # cartesian explosion
-        axes = rng.sample(SWEEP_PATHS, rng.randrange(3, 8))
-        per = rng.choice([2, 5, 10, 30, 100])
+    elif r < 0.45:  # the largest sweep accepted
+        path = rng.choice(SWEEP_PATHS)
+        sweep[path] = _axis_values(rng, path, 100000)
+        desc = f"sweep-many {path} x 100000 (the limit)"
+    elif r < 0.55:  # past the limit: must be refused quickly
+        axes = rng.sample(SWEEP_PATHS, rng.randrange(2, 6))
+        per = rng.choice([100, 400, 100000])
+        for a in axes:
+            sweep[a] = _axis_values(rng, a, per if a == axes[0] else max(2, min(per, 400)))
+        desc = f"sweep-product past the limit: {len(axes)} axes"
+    elif r < 0.7:  # small cartesian product
+        axes = rng.sample(SWEEP_PATHS, rng.randrange(2, 4))
+        per = rng.choice([1, 2, 3, 5])
         for a in axes:
             sweep[a] = _axis_values(rng, a, per)
         desc = f"sweep-product {len(axes)} axes x {per}"
@@ -612,9 +632,22 @@ def m_sweep_many(rng, cfg, lib):
     if rng.random() < 0.3 and isinstance(cfg.get("sweep"), dict):
         merged = dict(cfg["sweep"])
         merged.update(sweep)
-        sweep = merged
+        if sweep_points(merged) <= 200 or sweep_points(sweep) > 100000:
+            sweep = merged
+            desc += " (merged with the seed's sweep)"
     cfg["sweep"] = sweep
     return cfg, desc
+
+
+def sweep_points(sweep):
+    """Points of a sweep section (product of its list lengths); 1 when absent or malformed."""
+    if not isinstance(sweep, dict):
+        return 1
+    n = 1
+    for v in sweep.values():
+        if isinstance(v, list):
+            n *= max(len(v), 1)
+    return n
 
 
 def m_section_swap(rng, cfg, lib):
@@ -959,9 +992,30 @@ def _int(v):
 
 
 def estimate_check_bytes(cfg, lib):
-    """Rough bytes `spsim check` needs for this config; None when the shape cannot be read."""
+    """Rough bytes `spsim check` needs for this config, taking the largest shape a sweep may apply
+    (check applies swept shapes when the sweep also has a strategy.options axis); None when unreadable."""
     if not isinstance(cfg, dict):
         return None
+    best = _estimate_one(cfg, lib)
+    sweep = cfg.get("sweep")
+    if isinstance(sweep, dict) and isinstance(cfg.get("model"), dict) and isinstance(cfg.get("workload"), dict):
+        for path, values in sweep.items():
+            if not isinstance(values, list) or not isinstance(path, str) or path.count(".") != 1:
+                continue
+            section, key = path.split(".")
+            if section not in ("model", "workload") or not values:
+                continue
+            for v in values[:1000]:
+                alt = dict(cfg)
+                alt[section] = dict(cfg[section])
+                alt[section][key] = v
+                e = _estimate_one(alt, lib)
+                if e is not None and (best is None or e > best):
+                    best = e
+    return best
+
+
+def _estimate_one(cfg, lib):
     model = cfg.get("model")
     wl = cfg.get("workload")
     if not isinstance(model, dict) or not isinstance(wl, dict):
@@ -984,7 +1038,7 @@ def estimate_check_bytes(cfg, lib):
     scores_ranks = batch * heads * seq * seq * 8 * 2    # strategy ranks together (s/P x s rows each, or blocks)
     acts = batch * seq * (hidden * 16 + heads * head_dim * 12 + ffn * 4) * 8 * 2
     weights = (4 * hidden * heads * head_dim + 3 * hidden * ffn) * 8 * 4 * min(p, 64)
-    return scores + scores_ranks + acts + weights
+    return min(scores + scores_ranks + acts + weights, 1 << 100)  # stays convertible to float
 
 
 # --------------------------------------------------------------------------------------------------
@@ -998,6 +1052,7 @@ class Result:
         self.stdout = b""
         self.stderr = b""
         self.elapsed = 0.0
+        self.budget_cut = False  # killed at the end of the time budget before its own timeout
 
 
 def make_preexec(mem_bytes, fsize_bytes):
@@ -1008,9 +1063,10 @@ def make_preexec(mem_bytes, fsize_bytes):
     return preexec
 
 
-def run_argv(spsim, argv, cwd, timeout, mem_bytes, fsize_bytes):
+def run_argv(spsim, argv, cwd, timeout, mem_bytes, fsize_bytes, deadline=None):
     res = Result()
     t0 = time.monotonic()
+    limit = timeout if deadline is None else max(min(timeout, deadline - t0), 0.5)
     env = dict(os.environ)
     env.pop("SPSIM_CONFIG_DIR", None)
     env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "detect_leaks=0:allocator_may_return_null=1")
@@ -1020,9 +1076,10 @@ def run_argv(spsim, argv, cwd, timeout, mem_bytes, fsize_bytes):
                             stderr=subprocess.PIPE, preexec_fn=make_preexec(mem_bytes, fsize_bytes),
                             start_new_session=True, env=env)
     try:
-        res.stdout, res.stderr = proc.communicate(timeout=timeout)
+        res.stdout, res.stderr = proc.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
-        res.timed_out = True
+        res.timed_out = limit >= timeout
+        res.budget_cut = not res.timed_out
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # the child's own process group (start_new_session)
         except ProcessLookupError:
@@ -1059,6 +1116,10 @@ def normalize(msg: str) -> str:
     msg = msg[:400]
     msg = re.sub(r"'[^']*'", "'…'", msg)
     msg = re.sub(r'"[^"]*"', '"…"', msg)
+    if msg.count("'") % 2:
+        msg = re.sub(r"'[^']*$", "'…'", msg)  # a quote cut off by the length limit
+    if not msg.startswith("spsim:"):  # CLI11's own messages: one signature per kind, whatever the option
+        msg = re.sub(r"--[A-Za-z][\w-]*|\b[A-Z][A-Z_]+\b", "OPT", msg)
     msg = re.sub(r"(Could not convert: \S+ = ).*", r"\1…", msg)
     msg = re.sub(r"(was not expected: ).*", r"\1…", msg)
     msg = re.sub(r"\b(got|is|than|row|has|of|with|from|value|for) [^;,:()]*", r"\1 …", msg)
@@ -1066,7 +1127,7 @@ def normalize(msg: str) -> str:
     return msg[:160]
 
 
-def classify(case_command, res: Result, est, mem_bytes, big_fraction, json_out):
+def classify(case_command, res: Result, est, mem_bytes, big_fraction, json_out, points=1):
     """-> (failed, category, signature, reason, warning)."""
     err = res.stderr.decode("utf-8", "replace")
     kind = None
@@ -1095,10 +1156,17 @@ def classify(case_command, res: Result, est, mem_bytes, big_fraction, json_out):
         return False, None, None, None, warning
     resourceish = (res.timed_out or res.rc == -signal.SIGKILL
                    or any(p in err for p in MEMORY_PATTERNS))
+    # check on a big shape: an allocation failing while the rank threads still run ends in
+    # std::terminate ("terminate called without an active exception"), not in bad_alloc
+    if case_command.startswith("check") and res.rc == -signal.SIGABRT and "without an active exception" in err:
+        resourceish = True
     line = interesting_line(err)
     big = est is not None and est >= big_fraction * mem_bytes
     est_txt = "unknown" if est is None else f"{est / GiB:.2f} GiB"
-    if case_command.startswith("check") and resourceish and big:
+    if case_command.startswith("compare") and res.timed_out and points > 1000:
+        category = "slow-sweep"
+        signature = f"slow-sweep | compare | timeout with more than 1000 sweep points"
+    elif case_command.startswith("check") and resourceish and big:
         category = "KNOWN check-big-shape"
         signature = f"{category} | check | {'timeout' if res.timed_out else kind}"
     elif resourceish:
@@ -1108,7 +1176,8 @@ def classify(case_command, res: Result, est, mem_bytes, big_fraction, json_out):
         category = "message" if kind.startswith("exit 2 without") else "crash"
         signature = f"{category} | {case_command.split()[0]} | {kind} | {normalize(line)}"
     reason = (f"{kind}\ncategory: {category}\nexit code: {res.rc}\ntimed out: {res.timed_out}\n"
-              f"elapsed: {res.elapsed:.2f} s\nestimated check memory: {est_txt}\nstderr line: {line}\n")
+              f"elapsed: {res.elapsed:.2f} s\nestimated check memory: {est_txt}\nsweep points: {points}\n"
+              f"stderr line: {line}\n")
     return True, category, signature, reason, warning
 
 
@@ -1134,6 +1203,7 @@ class Stats:
         self.exit2 = collections.OrderedDict()      # normalized message -> [count, example message, case desc]
         self.case_seconds = 0.0
         self.harness_errors = 0
+        self.unfinished = 0
         self.slowest = []
 
 
@@ -1162,23 +1232,41 @@ def save_case(out_dir: Path, sub: str, case, res, reason, spsim, max_saved, reco
     return d
 
 
-def execute(case, args, lib, work_root: Path):
+def execute(case, args, lib, work_root: Path, deadline=None):
     d = Path(tempfile.mkdtemp(prefix=f"case-{case.idx}-", dir=work_root))
     try:
         for name, data in case.files.items():
             (d / name).write_bytes(data)
         res = run_argv(args.spsim, case.argv, d, args.timeout, int(args.max_memory_gb * GiB),
-                       int(args.max_file_gb * GiB))
+                       int(args.max_file_gb * GiB), deadline)
     finally:
         shutil.rmtree(d, ignore_errors=True)
     return res
 
 
+def parsed_config(case):
+    """The config as spsim reads it (the last of duplicate keys wins), or None."""
+    data = case.files.get("config.json")
+    if data is None:
+        return None
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
 def handle_result(case, res, args, lib, stats: Stats, out_dir: Path):
-    est = estimate_check_bytes(case.cfg_obj, lib) if case.command.startswith("check") else None
+    if res.budget_cut:
+        with stats.lock:
+            stats.unfinished += 1
+        return
+    cfg = parsed_config(case)
+    est = estimate_check_bytes(cfg, lib) if case.command.startswith("check") else None
     json_out = "--json" in case.argv
+    points = sweep_points(cfg.get("sweep")) if cfg else 1
     failed, category, signature, reason, warning = classify(case.command, res, est, args.max_memory_gb * GiB,
-                                                             args.big_fraction, json_out)
+                                                             args.big_fraction, json_out, points)
     if warning and args.strict_output:
         failed, category = True, "output"
         signature = f"output | {case.command.split()[0]} | invalid --json output"
@@ -1216,7 +1304,7 @@ def handle_result(case, res, args, lib, stats: Stats, out_dir: Path):
 def should_skip(case, args, lib, stats):
     if args.no_skip_known or not case.command.startswith("check") or case.byte_mutated:
         return False
-    est = estimate_check_bytes(case.cfg_obj, lib)
+    est = estimate_check_bytes(parsed_config(case), lib)
     with stats.lock:
         return est is not None and est >= args.max_memory_gb * GiB and stats.known >= args.known_limit
 
@@ -1251,7 +1339,8 @@ def fuzz(args, lib):
                         with stats.lock:
                             stats.skipped += 1
                         continue
-                    fut = pool.submit(execute, case, args, lib, work_root)
+                    # a case still running when the budget ends is stopped (counted as unfinished)
+                    fut = pool.submit(execute, case, args, lib, work_root, t0 + args.seconds + args.grace)
                     fut.case = case
                     pending.add(fut)
                 if not pending:
@@ -1274,10 +1363,10 @@ def fuzz(args, lib):
 
 
 def report(stats: Stats, elapsed, out_dir: Path, args):
-    real = {s: r for s, r in stats.failures.items() if r["category"] != "KNOWN check-big-shape"}
     n_fail = sum(r["count"] for r in stats.failures.values())
     print(f"\n=== summary: {stats.cases} cases in {elapsed:.1f} s (child time {stats.case_seconds:.1f} s), "
-          f"{stats.skipped} skipped (known check-big-shape past --known-limit)")
+          f"{stats.skipped} skipped (known check-big-shape past --known-limit), "
+          f"{stats.unfinished} unfinished (stopped at the end of the budget)")
     print("cases per command:")
     for c, n in sorted(stats.per_command.items()):
         print(f"  {n:7d}  {c}")
@@ -1287,9 +1376,13 @@ def report(stats: Stats, elapsed, out_dir: Path, args):
     if stats.harness_errors:
         print(f"harness errors (cases not run; a bug in this script): {stats.harness_errors}")
     print("slowest cases: " + ", ".join(f"#{i} {c} {t:.1f}s" for t, i, c in stats.slowest))
-    print(f"failures: {n_fail} in {len(stats.failures)} signatures "
-          f"({stats.known} known check-big-shape, {sum(r['count'] for r in real.values())} other)")
-    for sig, r in stats.failures.items():
+    by_cat = collections.Counter()
+    for r in stats.failures.values():
+        by_cat[r["category"]] += r["count"]
+    print(f"failures: {n_fail} in {len(stats.failures)} signatures ("
+          + ", ".join(f"{n} {c}" for c, n in sorted(by_cat.items())) + ")")
+    order = {"crash": 0, "resource": 1, "message": 2, "slow-sweep": 3, "KNOWN check-big-shape": 4, "output": 5}
+    for sig, r in sorted(stats.failures.items(), key=lambda kv: (order.get(kv[1]["category"], 9), -kv[1]["count"])):
         print(f"  {r['count']:6d}  {sig}\n          e.g. {r['example']}")
     if stats.warnings:
         print("warnings (not failures; --strict-output makes them failures):")
@@ -1348,17 +1441,13 @@ def replay(args, lib):
     n_fail = 0
     try:
         for i, (where, argv, label, files) in enumerate(cases):
-            cfg_obj = None
-            if "config.json" in files:
-                try:
-                    cfg_obj = json.loads(files["config.json"])
-                except (ValueError, UnicodeDecodeError, RecursionError):
-                    cfg_obj = None
-            case = Case(i, label, argv, files, [where], cfg_obj=cfg_obj)
+            case = Case(i, label, argv, files, [where])
             res = execute(case, args, lib, work_root)
-            est = estimate_check_bytes(cfg_obj, lib) if label.startswith("check") else None
+            cfg = parsed_config(case)
+            est = estimate_check_bytes(cfg, lib) if label.startswith("check") else None
+            points = sweep_points(cfg.get("sweep")) if cfg else 1
             failed, category, signature, reason, warning = classify(
-                label, res, est, args.max_memory_gb * GiB, args.big_fraction, "--json" in argv)
+                label, res, est, args.max_memory_gb * GiB, args.big_fraction, "--json" in argv, points)
             status = f"FAIL [{signature}]" if failed else "ok"
             n_fail += failed
             print(f"{status:8s} rc={rc_label(res):8s} {res.elapsed:6.2f}s  {where}", flush=True)
@@ -1392,6 +1481,9 @@ def main():
                     help="a check shape is 'big' when its estimated memory is at least this fraction of the cap")
     ap.add_argument("--strict-output", action="store_true", help="invalid --json output is a failure")
     ap.add_argument("--progress", type=float, default=10.0, help="seconds between progress lines")
+    ap.add_argument("--grace", type=float, default=2.0,
+                    help="seconds past --seconds that running cases may take before they are stopped and "
+                         "counted as unfinished (default 2)")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     spsim = shutil.which(args.spsim) or args.spsim

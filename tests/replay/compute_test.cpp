@@ -3,6 +3,7 @@
 
 #include <numeric>
 
+#include "analysis/config/hardware.hpp"
 #include "helpers.hpp"
 #include "runtime/cost.hpp"
 #include "runtime/core/error.hpp"
@@ -38,7 +39,7 @@ TEST_CASE("compute time is the larger roof plus launch overhead") {
 }
 
 TEST_CASE("a dtype the GPU lists no peak for is an input error") {
-  const GpuSpec a100 = load_gpu("a100-sxm4-80gb", "test");  // bf16, fp16, tf32, fp32 only
+  const GpuSpec a100 = spsim::analysis::load_gpu("a100-sxm4-80gb", "test");  // bf16, fp16, tf32, fp32 only
   CHECK_THROWS_AS(ComputeModel(a100, rt::DType::f64), InputError);
   CHECK_NOTHROW(ComputeModel(a100, rt::DType::f32));
 }
@@ -65,7 +66,7 @@ TEST_CASE("fused attention efficiencies reproduce the flash-attention measuremen
   CHECK(bwd.flops == doctest::Approx(2.5 * fwd.flops).epsilon(1e-12));
   for (const Row& r : rows) {
     CAPTURE(r.gpu);
-    const ComputeModel m(load_gpu(r.gpu, "test"), rt::DType::bf16);
+    const ComputeModel m(spsim::analysis::load_gpu(r.gpu, "test"), rt::DType::bf16);
     const double t_fwd = m.duration(fwd).seconds(), t_bwd = m.duration(bwd).seconds();
     CHECK(1.0 / t_fwd == doctest::Approx(r.fwd_its).epsilon(0.10));
     CHECK(1.0 / (t_fwd + t_bwd) == doctest::Approx(r.fwd_bwd_its).epsilon(0.10));

@@ -150,7 +150,7 @@ inline ReplayResult run(const std::vector<tr::RankTrace>& traces, const ClusterC
   const ComputeModel model(cc.gpu, rt::DType::bf16);
   ReplayOptions o;
   o.algorithm = {algorithm, algorithm, algorithm, algorithm == "ring" ? "pairwise" : algorithm};
-  o.protocol = "simple";
+  o.protocol = Protocol::simple;
   o.compute_slowdown = slowdown;
   return replay(traces, cluster, mode, model, o);
 }

@@ -6,8 +6,9 @@
 #include <algorithm>
 #include <set>
 
-#include "analysis/sim_trace.hpp"
-#include "analysis/simulate.hpp"
+#include "analysis/config/document.hpp"
+#include "analysis/simulate/trace.hpp"
+#include "analysis/simulate/simulate.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/trace/trace_ranks.hpp"
 #include "strategies/grad_buckets.hpp"

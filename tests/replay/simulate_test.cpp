@@ -1,6 +1,7 @@
 // simulate() on the RSA experiment configs (bert-large attention, seq 16384, P = 8 on one DGX A100,
 // ring collectives): the dK/dV reduction's bytes against the closed forms, memory and overlap.
-#include "analysis/simulate.hpp"
+#include "analysis/config/document.hpp"
+#include "analysis/simulate/simulate.hpp"
 
 #include <doctest/doctest.h>
 
@@ -20,15 +21,15 @@ analysis::Config rsa(const std::string& variant) {
   return analysis::load_config(source_path("configs/experiments/rsa-" + variant + "-dgx-a100.json"));
 }
 
-analysis::SimSummary sim(const analysis::Config& c) {
+analysis::SimSummary simulated(const analysis::Config& c) {
   return analysis::simulate(c, {{}, false});
 }
 
 }  // namespace
 
 TEST_CASE("RSA backward: reduce-scatter sends half the bytes of all-reduce-then-slice for dK/dV") {
-  const auto ar = sim(rsa("allreduce-slice"));
-  const auto rs = sim(rsa("reduce-scatter"));
+  const auto ar = simulated(rsa("allreduce-slice"));
+  const auto rs = simulated(rsa("reduce-scatter"));
   // n = the full-length dK (or dV) buffer: B · Hkv · S · D · 2 bytes (bf16) = 1 · 16 · 16384 · 64 · 2.
   const double n = 1.0 * 16 * 16384 * 64 * 2, p = 8;
   // Ring all-reduce sends 2(P−1)/P · n per rank, ring reduce-scatter (P−1)/P · n (DESIGN.md §6);
@@ -64,10 +65,10 @@ TEST_CASE("RSA backward: the ring never materialises the full-length dK/dV (peak
     const double expected = bytes * (6 * chunk + 3 * score);
     for (const char* v : {"reduce-scatter", "ring"}) {
       CAPTURE(v);
-      CHECK(static_cast<double>(sim(rsa(v)).peak_memory_bytes) == expected);
+      CHECK(static_cast<double>(simulated(rsa(v)).peak_memory_bytes) == expected);
     }
     // allreduce_slice also still holds the full-length dV buffer behind its dV chunk.
-    CHECK(static_cast<double>(sim(rsa("allreduce-slice")).peak_memory_bytes) == expected + bytes * H * S * D);
+    CHECK(static_cast<double>(simulated(rsa("allreduce-slice")).peak_memory_bytes) == expected + bytes * H * S * D);
   }
   SUBCASE("S = 256: the dK reduction sets the peak; ring is below all-reduce and reduce-scatter") {
     const double S = 256, c = S / P, chunk = H * c * D, score = H * c * S, full = H * S * D;
@@ -75,7 +76,7 @@ TEST_CASE("RSA backward: the ring never materialises the full-length dK/dV (peak
     auto small = [&](const char* v) {
       auto cfg = rsa(v);
       cfg.workload.seq_len = 256;
-      return sim(cfg);
+      return simulated(cfg);
     };
     const auto ar = small("allreduce-slice"), rs = small("reduce-scatter"), ring = small("ring");
     CHECK(static_cast<double>(ar.peak_memory_bytes) == bytes * (base + 2 * full + chunk));
@@ -87,8 +88,8 @@ TEST_CASE("RSA backward: the ring never materialises the full-length dK/dV (peak
 }
 
 TEST_CASE("RSA backward: the ring's dK/dV passes hide more communication than one reduce-scatter") {
-  const auto rs = sim(rsa("reduce-scatter"));
-  const auto ring = sim(rsa("ring"));
+  const auto rs = simulated(rsa("reduce-scatter"));
+  const auto ring = simulated(rsa("ring"));
   CHECK(ring.exposed_comm_s <= rs.exposed_comm_s);
   for (std::size_t r = 0; r < ring.ranks.size(); ++r) {
     CAPTURE(r);
@@ -101,7 +102,7 @@ TEST_CASE("RSA backward: the ring's dK/dV passes hide more communication than on
 }
 
 TEST_CASE("summary invariants: idle = step - compute - exposed; the forward precedes the backward") {
-  const auto s = sim(rsa("reduce-scatter"));
+  const auto s = simulated(rsa("reduce-scatter"));
   REQUIRE(s.ranks.size() == 8);
   CHECK(s.step_time_s > 0);
   for (const auto& r : s.ranks) {
@@ -143,7 +144,7 @@ TEST_CASE("the Chrome trace is valid JSON with one process per rank and one thre
 TEST_CASE("bad input is an InputError naming the path") {
   auto where = [](const analysis::Config& c) -> std::string {
     try {
-      (void)sim(c);
+      (void)simulated(c);
     } catch (const InputError& e) {
       return e.where();
     }
@@ -152,11 +153,17 @@ TEST_CASE("bad input is an InputError naming the path") {
   auto c = rsa("ring");
   c.strategy.degree = 16;  // dgx-a100 has 8 GPUs
   CHECK(where(c) == "strategy.degree");
-  c = rsa("ring");
-  c.cluster = nlohmann::json{{"preset", "dgx-z100"}};
-  CHECK(where(c).rfind("cluster", 0) == 0);
+  // An unknown cluster preset is the config's error (the cluster is parsed with the config).
+  auto doc = analysis::read_json_file(source_path("configs/experiments/rsa-ring-dgx-a100.json"), "test");
+  doc["cluster"] = analysis::Json{{"preset", "dgx-z100"}};
+  try {
+    (void)analysis::parse_config(doc, {});
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(e.where() == "cluster.preset");
+  }
   c = rsa("allreduce-slice");
-  c.collectives.all_reduce = "nvls";  // A100 NVSwitches cannot reduce in the switch
+  c.collectives.of(rt::CommKind::all_reduce) = "nvls";  // A100 NVSwitches cannot reduce in the switch
   CHECK(where(c) == "collectives.all_reduce");
 }
 
@@ -172,11 +179,11 @@ TEST_CASE("layer and model scope: weight-gradient all-reduce bytes in closed for
   auto cfg = rsa("ring");
   cfg.workload.seq_len = 1024;
   cfg.workload.scope = models::Scope::layer;
-  const auto layer = sim(cfg);
+  const auto layer = simulated(cfg);
   CHECK(layer.bytes_sent_by_kind.at("all_reduce") == doctest::Approx(per_layer).epsilon(1e-12));
   cfg.workload.scope = models::Scope::model;
   cfg.model.layers = 3;
-  const auto model = sim(cfg);
+  const auto model = simulated(cfg);
   CHECK(model.bytes_sent_by_kind.at("all_reduce") == doctest::Approx(3 * per_layer).epsilon(1e-12));
   CHECK(model.step_time_s > 2.5 * layer.step_time_s);  // three layers run one after another
 }
@@ -188,7 +195,7 @@ TEST_CASE("simulation.compute_slowdown: parsed, reported, and it only ever lengt
   CHECK(slow_cfg.simulation.compute_slowdown == 0.5);
   doc["simulation"]["compute_slowdown"] = 0;
   const auto fast_cfg = analysis::parse_config(doc, {});
-  const auto slow = sim(slow_cfg), fast = sim(fast_cfg);
+  const auto slow = simulated(slow_cfg), fast = simulated(fast_cfg);
   CHECK(slow.compute_slowdown == 0.5);
   CHECK(slow.step_time_s > fast.step_time_s);
   // The ring passes overlap compute; at most every compute second is stretched by 1.5.

@@ -4,7 +4,8 @@
 
 #include <algorithm>
 
-#include "analysis/simulate.hpp"
+#include "analysis/config/cluster.hpp"
+#include "analysis/simulate/simulate.hpp"
 #include "sim/cluster/config.hpp"
 
 using namespace spsim;
@@ -24,7 +25,7 @@ analysis::Config ring(const std::string& layout, std::int64_t seq) {
   c.workload.causal = true;
   c.workload.dtype = rt::DType::bf16;
   c.workload.scope = models::Scope::attention;
-  c.cluster = {{"preset", "dgx-h100"}, {"nodes", 1}};
+  c.cluster = analysis::preset_cluster("dgx-h100", 1);
   c.strategy.name = "ring";
   c.strategy.degree = 8;
   c.strategy.options = {{"layout", layout}};

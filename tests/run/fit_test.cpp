@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "analysis/calibrate_fit.hpp"
+#include "analysis/calibrate/fit.hpp"
 #include "runtime/core/error.hpp"
 
 using spsim::analysis::fit_line;

@@ -3,12 +3,15 @@
 // JSON spsim calibrate writes, read back by the simulator.
 #include <doctest/doctest.h>
 
-#include "analysis/calibrate.hpp"
+#include "analysis/config/document.hpp"
+#include "analysis/calibrate/calibrate.hpp"
+#include "analysis/config/cluster.hpp"
 #include "runtime/core/error.hpp"
 #include "sim/cluster/cluster.hpp"
 #include "sim/collectives/collectives.hpp"
 
 using namespace spsim::sim;
+using spsim::analysis::parse_cluster;
 using json = nlohmann::json;
 
 namespace {
@@ -25,7 +28,7 @@ std::string error_where(const json& section) {
 CollectiveCall call_on(const Cluster& c, CommKind kind, int ranks, double bytes,
                        std::string algo = "auto") {
   std::vector<DeviceId> r(c.gpus().begin(), c.gpus().begin() + ranks);
-  return CollectiveCall{kind, r, bytes, std::move(algo), "auto", 1};
+  return CollectiveCall{kind, r, bytes, std::move(algo), std::nullopt, 1};
 }
 
 }  // namespace
@@ -109,8 +112,8 @@ TEST_CASE("the cluster JSON calibrate writes is read back by the simulator as me
   ar.fit.alpha = 3e-6;
   ar.fit.beta = 1 / 2.5e9;
   c.collectives.push_back(ar);
-  const auto text = spsim::analysis::calibration_cluster_json(c).dump();
-  const Cluster cluster(parse_cluster(json::parse(text), "--cluster"));
+  const auto text = spsim::analysis::calibration_cluster_text(c);
+  const Cluster cluster(spsim::analysis::parse_cluster_text(text, "--cluster"));
   const auto& cfg = cluster.config();
   CHECK(cfg.gpu.name == "cpu-testhost");
   CHECK(cfg.gpu.peak_flops.at("fp32") == doctest::Approx(80e9));
@@ -131,6 +134,6 @@ TEST_CASE("the cluster JSON calibrate writes is read back by the simulator as me
   const double n = 3e6;
   const auto ag =
       simulate_collective(cluster, NetworkMode::analytical,
-                          CollectiveCall{CommKind::all_gather, cluster.gpus(), n, "ring", "simple", 1});
+                          CollectiveCall{CommKind::all_gather, cluster.gpus(), n, "ring", Protocol::simple, 1});
   CHECK(ag.duration().seconds() == doctest::Approx(2 * (1e-6 + n / 3 / 4e9)).epsilon(1e-6));
 }

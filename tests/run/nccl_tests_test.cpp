@@ -1,6 +1,9 @@
 // nccl-tests parsing and per-collective fits, on tables written here in nccl-tests' text format with
 // times from the closed form  time = α + size · f_K(P) / busbw  (so the fit must give α and busbw back).
-#include "analysis/nccl_tests.hpp"
+#include <nlohmann/json.hpp>
+
+#include "analysis/config/cluster.hpp"
+#include "analysis/calibrate/nccl_tests.hpp"
 
 #include <doctest/doctest.h>
 
@@ -160,16 +163,24 @@ TEST_CASE("sendrecv_perf: busbw = algbw, ranks from the Rank lines") {
   check_fit(table, t);
 }
 
-TEST_CASE("collective_fits_json: the cluster's override section, one entry per kind") {
+TEST_CASE("nccl_tests_cluster_text: the cluster's override section, one entry per kind") {
   const Truth t{25.0, 150.0, 2.0 * 7 / 8};
   const auto ar = fit_nccl_tests(parse_nccl_tests(
       preamble("all_reduce_perf", 8) + rank_lines(8) + kHeader + rows(t, "sum", true), "ar.txt"));
-  const auto j = collective_fits_json({ar});
+  const auto doc = nlohmann::json::parse(nccl_tests_cluster_text({ar}, ""));
+  CHECK_FALSE(doc.contains("preset"));
+  const auto& j = doc.at("collective_fits");
   REQUIRE(j.contains("all_reduce"));
   CHECK(j["all_reduce"]["latency_us"].get<double>() == doctest::Approx(25.0).epsilon(1e-3));
   CHECK(j["all_reduce"]["busbw_GBps"].get<double>() == doctest::Approx(150.0).epsilon(1e-4));
   CHECK(j["all_reduce"]["ranks"].get<int>() == 8);
-  CHECK_THROWS_AS((void)collective_fits_json({ar, ar}), spsim::InputError);
+  CHECK_THROWS_AS((void)nccl_tests_cluster_text({ar, ar}, ""), spsim::InputError);
+  // With a preset, the fits land in a cluster the simulator reads: the preset's GPU and the fit.
+  const auto cluster = spsim::analysis::parse_cluster_text(nccl_tests_cluster_text({ar}, "dgx-h100"), "test");
+  CHECK(cluster.name == "dgx-h100");
+  REQUIRE(cluster.collective_fits[0].has_value());
+  CHECK(cluster.collective_fits[0]->ranks == 8);
+  CHECK_THROWS_AS((void)nccl_tests_cluster_text({ar}, "no-such-preset"), spsim::InputError);
 }
 
 TEST_CASE("bad nccl-tests files name the file, the line and the choices") {

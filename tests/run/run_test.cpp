@@ -1,6 +1,7 @@
 // The run's pieces that need no MPI: statistics, per-phase rows, backend selection, the timing and
 // host-staging communicator decorators (on the threads backend), and the run config.
-#include "analysis/run.hpp"
+#include "runtime/host_staged_comm.hpp"
+#include "analysis/run/run.hpp"
 
 #include <doctest/doctest.h>
 
@@ -8,8 +9,8 @@
 #include <mutex>
 #include <thread>
 
-#include "analysis/run_backend.hpp"
-#include "analysis/run_comm.hpp"
+#include "analysis/run/backend.hpp"
+#include "runtime/timed_comm.hpp"
 #include "runtime/cpu/cpu_device.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/threads/threads_comm.hpp"
@@ -32,14 +33,14 @@ TEST_CASE("phase_rows: each iteration counts its slowest rank; the slowest rank 
   auto it = [](double f, double b, double cf, double cb) {
     RankIteration r{f, b, cf, cb, {}, {}};
     r.op_s[static_cast<std::size_t>(rt::OpClass::gemm)] = f + b - cf - cb;
-    r.comm_s[static_cast<std::size_t>(CommKind::sendrecv)] = cf + cb;
+    r.comm_s[static_cast<std::size_t>(rt::CommKind::sendrecv)] = cf + cb;
     return r;
   };
   // Iteration i: rank 0 forward 1, 5, 3; rank 1 forward 2, 2, 2 -> per-iteration max 2, 5, 3.
   m.samples = {{it(1, 10, 0.5, 1), it(2, 12, 0.25, 2)},
                {it(5, 10, 0.5, 1), it(2, 12, 0.25, 2)},
                {it(3, 10, 0.5, 1), it(2, 12, 0.25, 2)}};
-  m.per_iteration[static_cast<std::size_t>(CommKind::sendrecv)] = {4, 1024, 0};
+  m.per_iteration[static_cast<std::size_t>(rt::CommKind::sendrecv)] = {4, 1024, 0};
   m.ops_per_iteration[static_cast<std::size_t>(rt::OpClass::gemm)] = {10, 0};
   auto rows = phase_rows(m);
   REQUIRE(rows.size() == 7);  // forward, backward, step, compute, gemm, communication, sendrecv
@@ -90,12 +91,12 @@ TEST_CASE("resolve_backend: mpi = cpu + mpi, nccl = cuda + nccl, overrides and b
   }
 }
 
-TEST_CASE("TimedComm counts calls and bytes per kind and passes results through") {
+TEST_CASE("rt::TimedComm counts calls and bytes per kind and passes results through") {
   std::mutex mu;
-  std::vector<CommStats> stats(3);
+  std::vector<rt::CommStats> stats(3);
   rt::run_ranks(3, [&](rt::Comm& inner) {
     rt::CpuDevice dev(rt::DType::f64);
-    TimedComm comm(inner);
+    rt::TimedComm comm(inner);
     rt::Tensor x = dev.from_host(std::vector<double>(6, inner.rank() + 1.0), {6});
     comm.all_reduce(x).wait();
     // Sum over ranks of (rank + 1) = 1 + 2 + 3 = 6 in every element.
@@ -113,18 +114,18 @@ TEST_CASE("TimedComm counts calls and bytes per kind and passes results through"
     stats[static_cast<std::size_t>(inner.rank())] = comm.stats();
   });
   for (const auto& s : stats) {
-    const auto& ar = s[static_cast<std::size_t>(CommKind::all_reduce)];
+    const auto& ar = s[static_cast<std::size_t>(rt::CommKind::all_reduce)];
     CHECK(ar.calls == 2);
     CHECK(ar.bytes == 6 * 8 + 2 * 8);
     CHECK(ar.blocked_s >= 0);
-    CHECK(s[static_cast<std::size_t>(CommKind::reduce_scatter)].bytes == 48);
-    CHECK(s[static_cast<std::size_t>(CommKind::sendrecv)].calls == 1);
-    CHECK(s[static_cast<std::size_t>(CommKind::sendrecv)].bytes == 32);
-    CHECK(s[static_cast<std::size_t>(CommKind::all_gather)].calls == 0);
+    CHECK(s[static_cast<std::size_t>(rt::CommKind::reduce_scatter)].bytes == 48);
+    CHECK(s[static_cast<std::size_t>(rt::CommKind::sendrecv)].calls == 1);
+    CHECK(s[static_cast<std::size_t>(rt::CommKind::sendrecv)].bytes == 32);
+    CHECK(s[static_cast<std::size_t>(rt::CommKind::all_gather)].calls == 0);
   }
 }
 
-TEST_CASE("TimedComm with sync_collectives: the wait for a late rank moves to the barrier row") {
+TEST_CASE("rt::TimedComm with sync_collectives: the wait for a late rank moves to the barrier row") {
   // Rank 0 arrives 200 ms late at an all-reduce. Without sync the others block in the all-reduce for
   // those 200 ms; with sync they block in the barrier before it, and the all-reduce itself is quick.
   // Point-to-point calls get no barrier.
@@ -133,10 +134,10 @@ TEST_CASE("TimedComm with sync_collectives: the wait for a late rank moves to th
   for (bool sync : {false, true}) {
     CAPTURE(sync);
     std::mutex mu;
-    std::vector<CommStats> stats(3);
+    std::vector<rt::CommStats> stats(3);
     rt::run_ranks(3, [&](rt::Comm& inner) {
       rt::CpuDevice dev(rt::DType::f64);
-      TimedComm comm(inner, sync);
+      rt::TimedComm comm(inner, sync);
       rt::Tensor x = dev.from_host(std::vector<double>(4, 1.0), {4});
       if (inner.rank() == 0) std::this_thread::sleep_for(200ms);
       comm.all_reduce(x).wait();
@@ -148,8 +149,8 @@ TEST_CASE("TimedComm with sync_collectives: the wait for a late rank moves to th
     for (int r = 1; r < 3; ++r) {
       CAPTURE(r);
       const auto& s = stats[static_cast<std::size_t>(r)];
-      const auto& ar = s[static_cast<std::size_t>(CommKind::all_reduce)];
-      const auto& wait = s[static_cast<std::size_t>(CommKind::barrier)];
+      const auto& ar = s[static_cast<std::size_t>(rt::CommKind::all_reduce)];
+      const auto& wait = s[static_cast<std::size_t>(rt::CommKind::barrier)];
       CHECK(wait.calls == (sync ? 1 : 0));
       if (sync) {
         CHECK(wait.blocked_s > 0.9 * kLate);
@@ -161,10 +162,10 @@ TEST_CASE("TimedComm with sync_collectives: the wait for a late rank moves to th
   }
 }
 
-TEST_CASE("HostStagedComm gives the results of the communicator it stages through") {
+TEST_CASE("rt::HostStagedComm gives the results of the communicator it stages through") {
   rt::run_ranks(4, [&](rt::Comm& inner) {
     rt::CpuDevice dev(rt::DType::f32);
-    HostStagedComm comm(inner, dev);
+    rt::HostStagedComm comm(inner, dev);
     const double r = inner.rank();
     rt::Tensor x = dev.from_host(std::vector<double>{r, 2 * r}, {2});
     comm.all_reduce(x).wait();
@@ -208,7 +209,7 @@ TEST_CASE("run_config: the degree is the world size, checked against the strateg
   } catch (const spsim::InputError& e) {
     CHECK(e.where() == "parallel.dp");
   }
-  CHECK_THROWS_AS((void)cluster_argument("no-such-preset"), spsim::InputError);
-  CHECK_THROWS_AS((void)cluster_argument("missing/file.json"), spsim::InputError);
-  CHECK(cluster_argument("dgx-a100") == nlohmann::json{{"preset", "dgx-a100"}});
+  CHECK_THROWS_AS((void)load_cluster_argument("no-such-preset"), spsim::InputError);
+  CHECK_THROWS_AS((void)load_cluster_argument("missing/file.json"), spsim::InputError);
+  CHECK(load_cluster_argument("dgx-a100").name == "dgx-a100");
 }

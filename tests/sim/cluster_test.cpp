@@ -1,4 +1,6 @@
 // Tests of cluster presets, routing and parse_cluster's validation.
+#include "analysis/config/cluster.hpp"
+#include "analysis/config/document.hpp"
 #include "sim/cluster/cluster.hpp"
 
 #include <doctest/doctest.h>
@@ -9,6 +11,9 @@
 #include "runtime/core/error.hpp"
 
 using namespace spsim::sim;
+using spsim::analysis::cluster_presets;
+using spsim::analysis::parse_cluster;
+using spsim::analysis::preset_cluster;
 using json = nlohmann::json;
 
 namespace {

@@ -1,11 +1,13 @@
 // Tests of the Collectives API: validation errors, the auto tuner, results and concurrency.
 #include <doctest/doctest.h>
 
+#include "analysis/config/cluster.hpp"
 #include "runtime/core/error.hpp"
 #include "sim/collectives/collectives.hpp"
 #include "topologies.hpp"
 
 using namespace spsim::sim;
+using spsim::analysis::preset_cluster;
 
 namespace {
 
@@ -26,9 +28,7 @@ std::string where_of(const Cluster& cluster, CollectiveCall call) {
 TEST_CASE("bad algorithm or protocol names are input errors that list the choices") {
   const Cluster a100(preset_cluster("dgx-a100"));
   const auto g = a100.gpus();
-  auto call = [&](CommKind k, std::string algo, std::string proto = "auto") {
-    return CollectiveCall{k, g, 1024, std::move(algo), std::move(proto), 1};
-  };
+  auto call = [&](CommKind k, std::string algo) { return CollectiveCall{k, g, 1024, std::move(algo), std::nullopt, 1}; };
   auto err = where_of(a100, call(CommKind::all_reduce, "bogus"));
   CHECK(err.rfind("algorithm:", 0) == 0);
   CHECK(err.find("ring, tree, nvls, halving_doubling, hierarchical, auto") != std::string::npos);
@@ -37,19 +37,19 @@ TEST_CASE("bad algorithm or protocol names are input errors that list the choice
   CHECK(where_of(a100, call(CommKind::all_reduce, "nvls")).find("NVLS") != std::string::npos);
   CHECK(where_of(a100, call(CommKind::all_reduce, "hierarchical")).find("single node") !=
         std::string::npos);
-  CHECK(where_of(a100, call(CommKind::all_reduce, "ring", "ll256")).rfind("protocol:", 0) == 0);
+  CHECK(where_of(a100, call(CommKind::all_reduce, "rhd")).empty());  // halving_doubling's alias
   const Cluster h100(preset_cluster("dgx-h100"));
-  CHECK(where_of(h100, CollectiveCall{CommKind::all_reduce, h100.gpus(), 1024, "nvls", "ll", 1})
+  CHECK(where_of(h100, CollectiveCall{CommKind::all_reduce, h100.gpus(), 1024, "nvls", Protocol::ll, 1})
             .rfind("protocol:", 0) == 0);
   std::vector<DeviceId> three(g.begin(), g.begin() + 3);
-  CHECK(where_of(a100, CollectiveCall{CommKind::all_reduce, three, 1024, "halving_doubling", "auto", 1})
+  CHECK(where_of(a100, CollectiveCall{CommKind::all_reduce, three, 1024, "halving_doubling", std::nullopt, 1})
             .find("power-of-two") != std::string::npos);
   std::vector<DeviceId> dup{g[0], g[0]};
-  CHECK(where_of(a100, CollectiveCall{CommKind::all_reduce, dup, 1024, "ring", "auto", 1})
+  CHECK(where_of(a100, CollectiveCall{CommKind::all_reduce, dup, 1024, "ring", std::nullopt, 1})
             .rfind("ranks:", 0) == 0);
   std::vector<DeviceId> not_gpu{g[0], 0};  // device 0 of a single-node preset is its NVSwitch
   CHECK(a100.device(0).kind == DeviceKind::nvswitch);
-  CHECK(where_of(a100, CollectiveCall{CommKind::all_reduce, not_gpu, 1024, "ring", "auto", 1})
+  CHECK(where_of(a100, CollectiveCall{CommKind::all_reduce, not_gpu, 1024, "ring", std::nullopt, 1})
             .rfind("ranks:", 0) == 0);
 }
 
@@ -60,15 +60,15 @@ TEST_CASE("auto picks NVLS on H100 for large all-reduce, ring Simple on A100, LL
   auto n2 = make_network(NetworkMode::flow, e2, a100);
   Collectives c1(*n1), c2(*n2);
   const double gib = 1 << 30;
-  CHECK(c1.choose({CommKind::all_reduce, h100.gpus(), gib, "auto", "auto", 1}).algorithm == "nvls");
-  const auto big = c2.choose({CommKind::all_reduce, a100.gpus(), gib, "auto", "auto", 1});
+  CHECK(c1.choose({CommKind::all_reduce, h100.gpus(), gib, "auto", std::nullopt, 1}).algorithm == "nvls");
+  const auto big = c2.choose({CommKind::all_reduce, a100.gpus(), gib, "auto", std::nullopt, 1});
   CHECK(big.algorithm == "ring");
   CHECK(big.protocol == Protocol::simple);
   // 1 KiB: LL's 0.6 us steps beat Simple's calibrated 9 us ones; bandwidth hardly matters.
-  CHECK(c2.choose({CommKind::all_reduce, a100.gpus(), 1024, "auto", "auto", 1}).protocol ==
+  CHECK(c2.choose({CommKind::all_reduce, a100.gpus(), 1024, "auto", std::nullopt, 1}).protocol ==
         Protocol::ll);
   // Trees are NCCL's inter-node algorithm: never tuned inside one node.
-  CHECK(c2.choose({CommKind::all_reduce, a100.gpus(), 1024, "auto", "auto", 1}).algorithm == "ring");
+  CHECK(c2.choose({CommKind::all_reduce, a100.gpus(), 1024, "auto", std::nullopt, 1}).algorithm == "ring");
 }
 
 TEST_CASE("the tuner's ring estimate equals the uncontended simulation") {
@@ -79,9 +79,9 @@ TEST_CASE("the tuner's ring estimate equals the uncontended simulation") {
   auto net = make_network(NetworkMode::flow, e, a100);
   Collectives coll(*net);
   for (double n : {0.0, 1e3, 1e6, 1e9})
-    for (const char* proto : {"simple", "ll", "ll128"}) {
+    for (Protocol proto : {Protocol::simple, Protocol::ll, Protocol::ll128}) {
       CAPTURE(n);
-      CAPTURE(proto);
+      CAPTURE(protocol_name(proto));
       const CollectiveCall call{CommKind::all_reduce, a100.gpus(), n, "ring", proto, 1};
       const auto predicted = coll.choose(call).predicted;
       const auto simulated = simulate_collective(a100, NetworkMode::flow, call).duration();
@@ -97,14 +97,14 @@ TEST_CASE("results: per-rank finish times and bytes, one-rank groups, concurrent
   Collectives coll(*net);
   std::vector<CollectiveResult> results;
   auto keep = [&](const CollectiveResult& r) { results.push_back(r); };
-  coll.start({CommKind::all_reduce, {g[0]}, 1e6, "auto", "auto", 1}, keep);
+  coll.start({CommKind::all_reduce, {g[0]}, 1e6, "auto", std::nullopt, 1}, keep);
   engine.run();
   REQUIRE(results.size() == 1);
   CHECK(results[0].duration() == Time{});
   // Alone, an all-gather of 1 GB on ranks 0-3 takes T; two of them on the same GPUs at once share
   // every port, so each takes about 2T (the latency part does not double).
   const std::vector<DeviceId> four(g.begin(), g.begin() + 4);
-  const CollectiveCall ag{CommKind::all_gather, four, 1e9, "ring", "simple", 1};
+  const CollectiveCall ag{CommKind::all_gather, four, 1e9, "ring", Protocol::simple, 1};
   const Time alone = simulate_collective(a100, NetworkMode::flow, ag).duration();
   results.clear();
   coll.start(ag, keep);

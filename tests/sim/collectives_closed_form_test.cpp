@@ -13,11 +13,13 @@
 #include <bit>
 #include <cmath>
 
+#include "analysis/config/cluster.hpp"
 #include "runtime/core/error.hpp"
 #include "sim/collectives/collectives.hpp"
 #include "topologies.hpp"
 
 using namespace spsim::sim;
+using spsim::analysis::preset_cluster;
 
 namespace {
 
@@ -34,7 +36,7 @@ CollectiveResult run_one(const Cluster& cluster, const ProtocolTable& table, Com
   Collectives coll(*network, table);
   CollectiveResult out;
   bool done = false;
-  coll.start(CollectiveCall{kind, cluster.gpus(), bytes, algo, "simple", 1}, [&](const CollectiveResult& r) {
+  coll.start(CollectiveCall{kind, cluster.gpus(), bytes, algo, Protocol::simple, 1}, [&](const CollectiveResult& r) {
     out = r;
     done = true;
   });

@@ -1,5 +1,6 @@
 // Tests of the NCCL protocol layer: the published constants and efficiency rules
 // (shared/data/hardware-and-measurements.md, "NCCL's own model"), and tuning overrides.
+#include "analysis/config/document.hpp"
 #include "sim/collectives/protocol.hpp"
 
 #include <doctest/doctest.h>
@@ -57,13 +58,16 @@ TEST_CASE("NCCL's bandwidth efficiency rules") {
   CHECK(eff(Protocol::simple, F::nvls, K::all_reduce, false, 8) == doctest::Approx(5.0 / 6));
 }
 
-TEST_CASE("tuning overrides and their errors") {
-  auto t = nccl_protocol_table();
-  apply_tuning(t,
-               nlohmann::json{{"simple", {{"nvlink_step_latency_us", 9}}},
-                              {"nvls", {{"nvlink_latency_us", 70}}},
-                              {"source", "test"}},
-               "cluster.tuning");
+TEST_CASE("tuning overrides (the cluster section's \"tuning\") and their errors") {
+  // A two-GPU custom cluster (no preset, so no preset tuning) with the overrides under test.
+  auto cluster = [](const nlohmann::json& tuning) {
+    return spsim::analysis::parse_cluster(
+        {{"gpu", "a100-sxm4-80gb"}, {"gpus_per_node", 2}, {"intra_node", "nvlink3"}, {"tuning", tuning}}, "cluster");
+  };
+  const auto t = cluster({{"simple", {{"nvlink_step_latency_us", 9}}},
+                          {"nvls", {{"nvlink_latency_us", 70}}},
+                          {"source", "test"}})
+                     .tuning;
   CHECK(resolve_protocol(t, Protocol::simple, AlgorithmFamily::ring, CommKind::all_reduce, false, 8)
             .step(LinkClass::nvlink) == Time::from_us(9));
   CHECK(resolve_protocol(t, Protocol::ll, AlgorithmFamily::ring, CommKind::all_reduce, false, 8)
@@ -72,13 +76,13 @@ TEST_CASE("tuning overrides and their errors") {
   CHECK(t.source == "test");
   auto where = [&](const nlohmann::json& j) {
     try {
-      apply_tuning(t, j, "cluster.tuning");
+      (void)cluster(j);
     } catch (const spsim::InputError& e) {
       return e.where();
     }
     return std::string();
   };
-  CHECK(where({{"ll512", {}}}) == "cluster.tuning.ll512");
+  CHECK(where({{"ll512", nlohmann::json::object()}}) == "cluster.tuning.ll512");
   CHECK(where({{"ll", {{"nvlink_step_latency_us", -1}}}}) == "cluster.tuning.ll.nvlink_step_latency_us");
   CHECK(where({{"nvls", {{"efficiency", 0}}}}) == "cluster.tuning.nvls.efficiency");
 }

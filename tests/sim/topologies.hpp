@@ -3,9 +3,13 @@
 
 #include <string>
 
+#include "analysis/config/cluster.hpp"
+#include "analysis/config/hardware.hpp"
 #include "sim/cluster/config.hpp"
 
 namespace spsim::sim::testing {
+
+using spsim::analysis::preset_cluster;
 
 // P GPUs ("g0".."g{P-1}") each with a duplex link of `bytes_per_s` and `hop_latency` to one switch:
 // a full-bisection (non-blocking) switch, every GPU pair two hops apart.
@@ -13,7 +17,7 @@ inline ClusterConfig star_cluster(int p, double bytes_per_s, Time hop_latency,
                                   DeviceKind switch_kind = DeviceKind::network_switch, bool nvls = false) {
   ClusterConfig c;
   c.name = "star";
-  c.gpu = load_gpu("h100-sxm5-80gb", "test");
+  c.gpu = spsim::analysis::load_gpu("h100-sxm5-80gb", "test");
   ExplicitTopology t;
   for (int i = 0; i < p; ++i) t.devices.push_back({"g" + std::to_string(i), DeviceKind::gpu, 0, false});
   t.devices.push_back({"sw", switch_kind, 0, nvls});

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "analysis/config.hpp"
+#include "analysis/config/config.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies_test {

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "analysis/check.hpp"
+#include "analysis/check/check.hpp"
 
 using namespace spsim;
 

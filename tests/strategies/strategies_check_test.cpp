@@ -2,8 +2,9 @@
 // reference: world sizes 1, 2, 3, 4, 8, causal and not, MHA and GQA, batch 2, attention and layer scope.
 #include <doctest/doctest.h>
 
-#include "analysis/check.hpp"
-#include "analysis/sweep.hpp"
+#include "analysis/config/document.hpp"
+#include "analysis/check/check.hpp"
+#include "analysis/config/sweep.hpp"
 #include "runtime/core/error.hpp"
 #include "sim/cluster/config.hpp"
 #include "tests/strategies/check_config.hpp"
@@ -115,8 +116,8 @@ TEST_CASE("configs/experiments strategy comparisons expand into valid points") {
         analysis::load_config(std::string(SPSIM_SOURCE_DIR) + "/configs/experiments/" + name + ".json");
     const auto points = analysis::expand_sweep(cfg);
     CHECK(points.size() == count);
-    const auto cluster = sim::parse_cluster(cfg.cluster, "cluster");  // as many GPUs as the degree
-    CHECK(cluster.nodes * cluster.gpus_per_node == cfg.strategy.degree);
+    REQUIRE(cfg.cluster.has_value());  // as many GPUs as the degree
+    CHECK(cfg.cluster->nodes * cfg.cluster->gpus_per_node == cfg.strategy.degree);
     for (const auto& p : points) {
       CAPTURE(p.error);
       CHECK(p.ok());

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <set>
 
-#include "analysis/check.hpp"
+#include "analysis/check/check.hpp"
 #include "runtime/trace/trace_ranks.hpp"
 #include "strategies/strategy.hpp"
 #include "tests/strategies/check_config.hpp"

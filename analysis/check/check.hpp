@@ -1,0 +1,43 @@
+// Gradient check (DESIGN.md §8): run a strategy on P CPU ranks (threads backend) and compare every
+// output and gradient with the single-device float64 reference.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "analysis/check/comparison.hpp"
+#include "analysis/config/config.hpp"
+
+namespace spsim::analysis {
+
+struct TensorCheck {
+  std::string name;  // "O", "dQ", ..., "Y", "dX", "dWq", "dLN1.gamma", ...
+  rt::Shape shape;
+  Comparison cmp;
+};
+
+struct CheckResult {
+  std::string config_name;
+  std::string strategy;
+  strategies::Options options;
+  int degree = 1;
+  rt::DType dtype = rt::DType::f64;
+  models::Scope scope = models::Scope::attention;
+  double tolerance = 0;
+  std::vector<TensorCheck> tensors;
+  [[nodiscard]] bool pass() const;
+};
+
+struct CheckOptions {
+  std::filesystem::path dump_dir;  // empty: no dump; else inputs, outputs and gradients as .npy
+};
+
+[[nodiscard]] CheckResult run_check(const Config& config, const CheckOptions& options = {});
+
+[[nodiscard]] std::string render_check(const CheckResult& result);  // human table + summary
+
+// Display name of a weight gradient: "wq" -> "dWq", "bq" -> "dbq", "ln1.gamma" -> "dLN1.gamma".
+[[nodiscard]] std::string gradient_name(const std::string& param);
+
+}  // namespace spsim::analysis

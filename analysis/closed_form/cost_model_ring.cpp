@@ -1,0 +1,117 @@
+// Closed-form step time of Ring Attention (strategies/ring.cpp): blockwise attention overlapped with
+// the K/V ring, per rank, the slowest rank setting the step.
+//
+// Rank r at step j holds the K/V block of owner o = (r − j) mod P; its mask (global positions of the
+// layout: contiguous, zigzag, striped) gives the block's unmasked fraction f(r, o), and a block with
+// f = 0 is skipped (no kernel, no merge). Let p = one sendrecv of a K (= V = dK = dV) block,
+// a_j = attention_forward(f), m = merge_attention, a'_j = attention_backward(f), z = a fill of one
+// K-sized block, + = an add of one. A step overlaps its compute with the passes posted before it
+// (Timeline::overlapped: max(t_comm, t_compute + σ/(1+σ)·t_comm)):
+//   forward   step j < P−1: overlap(a_j + [j>0, f>0]·m, 2p)   (the K and V passes of the next block)
+//             step P−1:     a_{P−1} + m
+//   backward  fills of dq, dk, dv; then step j overlaps
+//               compute  [j≥1]·2z + a'_j + [j≥2]·2(+)         (fresh partial; add the incoming accumulator)
+//               comm     [j≥2]·2p (the dK/dV accumulators of step j−1, posted after its add)
+//                        + [j<P−1]·2p (the next K/V block)
+//             and ends with the last accumulator pass 2p and its add 2(+).
+// In the backward, the accumulator pass of step j−1 waits for step j−1's add, and step j's compute for
+// the K/V pass of step j−1: both start when step j−1 ends, so step j is one overlap of the two, except
+// that step j's add waits for the accumulator to arrive (Timeline::overlapped_then):
+//   step j = max(t_acc + t_next, max(end of the block's compute, t_acc) + t_add), compute slowed by
+//   1 + σ while a pass runs. Communication-bound, the last step's add is therefore not hidden.
+// The model follows each rank on its own, which is exact when no rank waits for a slower neighbour's
+// pass: the critical rank (most unmasked work: rank P−1 with the contiguous layout under causal)
+// receives each block from a rank that is no further behind. (Under causal, contiguous, rank 0 waits
+// for rank P−1's last dK/dV accumulator and ends at the same instant; the simulator's summary breaks
+// such ties towards the busier rank, so both report the heavy rank's compute/comm split.) A rank sends
+// 2(P−1)·|k| forward and 4(P−1)·|k| backward.
+// RingLevel is this model for ring groups of r = P/u ranks (USP's ring level, cost_model_usp.cpp):
+// P → r, the rank's tokens s/P → s/r, H and Hkv → H/u and Hkv·rep/u, and p = the slowest hop of the
+// ring groups j, u+j, 2u+j, … (HardwareModel::ring_pass_s over the group's members).
+#include "analysis/closed_form/cost_model_detail.hpp"
+#include "strategies/layouts.hpp"
+
+namespace spsim::analysis::detail {
+
+using rt::OpCost;
+using rt::Shape;
+
+RingLevel::RingLevel(const Config& c, const HardwareModel& hw, int u, std::int64_t kv_replication)
+    : hw_(hw),
+      dt_(c.workload.dtype),
+      causal_(c.workload.causal),
+      p_(c.strategy.degree / u),
+      n_(c.workload.seq_len / p_),
+      bh_(c.workload.batch * c.model.heads / u),
+      bkv_(c.workload.batch * c.model.kv_heads * kv_replication / u),
+      d_(c.model.head_dim) {
+  const auto layout = strategies::parse_layout(c.strategy.options.at("layout"));
+  for (int owner = 0; owner < p_; ++owner)
+    positions_.push_back(strategies::layout_positions(layout, owner, p_, c.workload.seq_len));
+  // Ring group j: SP ranks j, u+j, 2u+j, …; every group passes at once, each on its own hops.
+  for (int j = 0; p_ > 1 && j < u; ++j) {
+    std::vector<int> group;
+    for (int i = 0; i < p_; ++i) group.push_back(i * u + j);
+    pass_ = std::max(pass_, 2 * hw_.ring_pass_s(kv_bytes(), group));
+  }
+}
+
+double RingLevel::kv_bytes() const {
+  return static_cast<double>(rt::numel(kv()) * rt::dtype_bytes(dt_));
+}
+
+rt::Mask RingLevel::mask(int r, int owner) const {
+  return rt::Mask{causal_, &positions_[static_cast<std::size_t>(r)],
+                  &positions_[static_cast<std::size_t>(owner)]};
+}
+
+void RingLevel::forward(Timeline& t, int r) const {
+  const double sent = 2 * kv_bytes();
+  for (int j = 0; j < p_; ++j) {
+    const rt::Mask m = mask(r, (r - j + p_) % p_);
+    double c = attention_op_s(hw_, rt::cost::attention_forward(q(), kv(), kv(), dt_, m));
+    if (j > 0 && rt::unmasked_fraction(m) > 0) c += op(rt::cost::merge_attention(q(), dt_));
+    if (j + 1 < p_)
+      t.overlapped(c, pass_, sent);
+    else
+      t.compute_only(c);
+  }
+}
+
+void RingLevel::backward(Timeline& t, int r) const {
+  const double sent = 2 * kv_bytes();
+  const double fill = op(rt::cost::fill(kv(), dt_)), add = op(rt::cost::add(kv(), dt_));
+  t.compute_only(op(rt::cost::fill(q(), dt_)) + 2 * fill);
+  for (int j = 0; j < p_; ++j) {
+    const rt::Mask m = mask(r, (r - j + p_) % p_);
+    const double c =
+        attention_op_s(hw_, rt::cost::attention_backward(q(), kv(), kv(), dt_, m)) + (j >= 1 ? 2 * fill : 0);
+    const int acc = j >= 2 ? 1 : 0, next = j + 1 < p_ ? 1 : 0;
+    if (acc + next > 0)
+      t.overlapped_then(c, acc * pass_, next * pass_, acc * 2 * add, (acc + next) * sent);
+    else
+      t.compute_only(c);
+  }
+  if (p_ > 1) {
+    t.comm_only(pass_, sent);
+    t.compute_only(2 * add);
+  }
+}
+
+CostEstimate ring_closed_form(const Config& config, const HardwareModel& hw, bool backward) {
+  // The rank whose timeline ends last.
+  const RingLevel ring(config, hw, 1, 1);
+  CostEstimate worst;
+  for (int r = 0; r < ring.size(); ++r) {
+    Timeline t;
+    t.sigma = config.simulation.compute_slowdown;
+    ring.forward(t, r);
+    t.end_forward();
+    if (backward) ring.backward(t, r);
+    const CostEstimate e = t.estimate();
+    if (r == 0 || e.step_s > worst.step_s) worst = e;
+  }
+  return worst;
+}
+
+}  // namespace spsim::analysis::detail

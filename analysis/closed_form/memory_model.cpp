@@ -1,0 +1,162 @@
+// Per-rank peak memory: the moments of memory_model.hpp evaluated for one config.
+#include "analysis/closed_form/memory_model.hpp"
+
+#include <algorithm>
+
+#include "analysis/closed_form/memory_moments.hpp"
+#include "runtime/comm.hpp"
+#include "strategies/layer.hpp"
+
+namespace spsim::analysis {
+
+namespace {
+
+using detail::Moment;
+
+// Element counts of RSA on one rank, already multiplied by the dtype's size.
+struct RsaSizes {
+  double q, k, s, blk, f, ring_bufs;
+  bool ring_reduction;
+  bool view_kept;  // all-reduce-then-slice: the chunk is a view, the full buffer stays (strategies/rsa.cpp)
+  bool staged;     // reduce-scatter of [B·Hkv, s, d] along s with B·Hkv > 1: strided chunks, packed
+  RsaSizes(const Config& c) {
+    const double e = static_cast<double>(rt::dtype_bytes(c.workload.dtype));
+    const double b = static_cast<double>(c.workload.batch), h = static_cast<double>(c.model.heads),
+                 hkv = static_cast<double>(c.model.kv_heads), d = static_cast<double>(c.model.head_dim),
+                 seq = static_cast<double>(c.workload.seq_len);
+    const int p = c.strategy.degree;
+    const double rows = seq / p;
+    q = b * h * rows * d * e;
+    k = b * hkv * rows * d * e;
+    s = b * h * rows * seq * e;
+    blk = b * h * rows * rows * e;
+    f = b * hkv * seq * d * e;
+    ring_bufs = std::min(p - 1, 2) * k;
+    ring_reduction = c.strategy.options.at("grad_reduction") == "ring";
+    view_kept = c.strategy.options.at("grad_reduction").rfind("allreduce_slice", 0) == 0;
+    staged = c.strategy.options.at("grad_reduction") == "reduce_scatter" &&
+             rt::chunks_strided({c.workload.batch * c.model.kv_heads, c.workload.seq_len, c.model.head_dim}, 1, p);
+  }
+  // What a dK/dV reduction holds on top of its inputs.
+  [[nodiscard]] std::vector<MemoryTerm> reduction(int p) const {
+    if (ring_reduction)
+      return p > 1 ? std::vector<MemoryTerm>{{"ring accumulator, incoming, partial", 3 * k}, {"score block slice", blk}}
+                   : std::vector<MemoryTerm>{{"partial", k}, {"score block slice", blk}};
+    if (staged) return {{"full-length dK/dV buffer", f}, {"owned chunk", k}, {"reduce-scatter staging", f}};
+    return {{"full-length dK/dV buffer", f}, {"owned chunk", k}};
+  }
+};
+
+std::vector<Moment> rsa_moments(const Config& c, bool backward) {
+  const RsaSizes z(c);
+  const int p = c.strategy.degree;
+  const MemoryTerm in = backward ? MemoryTerm{"q, k, v, do inputs", 2 * z.q + 2 * z.k}
+                                 : MemoryTerm{"q, k, v inputs", z.q + 2 * z.k};
+  const MemoryTerm bufs{"ring buffers", z.ring_bufs}, blk{"score block", z.blk};
+  auto with = [](std::vector<MemoryTerm> a, const std::vector<MemoryTerm>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  std::vector<Moment> m = {
+      {"forward K ring", {in, {"scores", z.s}, bufs, blk}},
+      {"forward softmax", {in, {"scores, probs", 2 * z.s}}},
+      {"forward V ring", {in, {"scores, probs", 2 * z.s}, {"o", z.q}, bufs, blk}},
+  };
+  if (!backward) return m;
+  const MemoryTerm held{"o", z.q};
+  m.push_back({"backward V ring", {in, held, {"probs, dprobs", 2 * z.s}, bufs, blk}});
+  m.push_back({"backward dV reduce", with({in, held, {"probs, dprobs", 2 * z.s}}, z.reduction(p))});
+  // After the dV reduction, all-reduce-then-slice still holds the full dV buffer behind its chunk.
+  const std::vector<MemoryTerm> dv_view =
+      z.view_kept ? std::vector<MemoryTerm>{{"full-length dV behind the dV view", z.f}} : std::vector<MemoryTerm>{};
+  m.push_back({"backward softmax", with({in, held, {"probs, dprobs, dscores", 3 * z.s}, {"dV", z.k}}, dv_view)});
+  m.push_back({"backward dq ring",
+               with({in, held, {"dprobs, dscores", 2 * z.s}, {"dV", z.k}, {"dq", z.q}, bufs, blk}, dv_view)});
+  m.push_back({"backward dK reduce",
+               with(with({in, held, {"dprobs, dscores", 2 * z.s}, {"dV", z.k}, {"dq", z.q}}, z.reduction(p)), dv_view)});
+  return m;
+}
+
+// Tensors strategies/layer.cpp keeps from forward to backward for one layer (without the attention
+// core's own): x, h1, o2, r1, h2 [rows, hidden]; mean/rstd of both LNs [rows]; f1, g [rows, ffn].
+double layer_saved_bytes(const Config& c) {
+  const double e = static_cast<double>(rt::dtype_bytes(c.workload.dtype));
+  const double rows = static_cast<double>(c.workload.batch * c.workload.seq_len / c.strategy.degree);
+  const double hidden = static_cast<double>(c.model.hidden), ffn = static_cast<double>(c.model.ffn_hidden);
+  return (5 * rows * hidden + 4 * rows + 2 * rows * ffn) * e;
+}
+
+MemoryEstimate from_moments(const std::vector<Moment>& moments) {
+  const auto worst = std::max_element(moments.begin(), moments.end(),
+                                      [](const Moment& a, const Moment& b) { return a.total() < b.total(); });
+  MemoryEstimate e;
+  e.peak_bytes = worst->total();
+  e.peak_at = worst->name;
+  e.terms = worst->terms;
+  return e;
+}
+
+// The other strategies at attention scope (analysis/memory_moments.cpp).
+std::optional<MemoryEstimate> other_strategy(const Config& c, bool backward) {
+  if (c.workload.scope != models::Scope::attention) return std::nullopt;
+  const std::string& s = c.strategy.name;
+  if (s == "ulysses") return from_moments(detail::ulysses_moments(c, backward));
+  if (s == "ring") return from_moments(detail::ring_moments(c, backward));
+  if (s == "usp") return from_moments(detail::usp_moments(c, backward));
+  if (s != "allgather_kv") return std::nullopt;
+  MemoryEstimate e = from_moments(detail::allgather_kv_moments(c, backward));
+  if (backward)  // the full-length dK/dV partials before their reduce-scatter
+    e.full_grad_buffer_bytes = static_cast<double>(c.workload.batch * c.model.kv_heads * c.workload.seq_len *
+                                                   c.model.head_dim * rt::dtype_bytes(c.workload.dtype));
+  return e;
+}
+
+}  // namespace
+
+double layer_params(const models::ModelSpec& m) {
+  double n = 0;
+  for (const auto& p : strategies::layer_param_shapes(m)) n += static_cast<double>(rt::numel(p.shape));
+  return n;
+}
+
+double model_parameters(const models::ModelSpec& model) {
+  return static_cast<double>(model.layers) * layer_params(model) +
+         static_cast<double>(model.vocab) * static_cast<double>(model.hidden);
+}
+
+std::optional<MemoryEstimate> memory_model(const Config& c) {
+  const bool backward = c.workload.passes == models::Passes::fwd_bwd;
+  if (c.strategy.name != "rsa") return other_strategy(c, backward);
+  const RsaSizes z(c);
+  MemoryEstimate e = from_moments(rsa_moments(c, backward));
+  e.full_grad_buffer_bytes = z.ring_reduction ? 0 : z.f;
+  e.score_rows_bytes = z.s;
+  if (c.workload.scope == models::Scope::attention) return e;
+  // Layer and model: the attention core's peak sits on top of what the layers keep. Its inputs
+  // q, k, v are also what the attention keeps of a layer, and probs is the RSA state carried to backward.
+  const double attention_kept = z.q + 2 * z.k + (backward ? z.s : 0);
+  const double per_layer = layer_saved_bytes(c) + attention_kept;
+  const double layers = c.workload.scope == models::Scope::model ? static_cast<double>(c.model.layers) : 1;
+  double kept_other_layers = (layers - 1) * per_layer;
+  if (c.workload.recompute) {
+    const double e_bytes = static_cast<double>(rt::dtype_bytes(c.workload.dtype));
+    const double x = static_cast<double>(c.workload.batch * c.workload.seq_len / c.strategy.degree) *
+                     static_cast<double>(c.model.hidden) * e_bytes;
+    kept_other_layers = (layers - 1) * x;  // checkpoints; the current layer is rebuilt in full
+  }
+  e.activations_bytes = kept_other_layers + per_layer;
+  e.terms.push_back({"this layer's saved activations", layer_saved_bytes(c)});
+  if (layers > 1) e.terms.push_back({"other layers' kept activations", kept_other_layers});
+  if (c.workload.scope == models::Scope::model) {
+    e.model_state_bytes = 16 * model_parameters(c.model);
+    e.terms.push_back({"weights, gradients, Adam state (16 B/param)", e.model_state_bytes});
+  } else {
+    const double wbytes = 2 * layer_params(c.model) * static_cast<double>(rt::dtype_bytes(c.workload.dtype));
+    e.terms.push_back({"weights and weight gradients", wbytes});
+  }
+  e.peak_bytes = 0;
+  for (const auto& t : e.terms) e.peak_bytes += t.bytes;
+  return e;
+}
+
+}  // namespace spsim::analysis

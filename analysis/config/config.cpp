@@ -1,0 +1,261 @@
+// Experiment config parsing: the JSON document (DESIGN.md §7) into typed, validated structs.
+#include "analysis/config/config.hpp"
+
+#include <climits>
+#include <cmath>
+#include <system_error>
+
+#include "analysis/config/document.hpp"
+#include "analysis/config/model.hpp"
+#include "analysis/config/schema.hpp"
+#include "analysis/config/sweep.hpp"
+#include "runtime/core/error.hpp"
+
+namespace spsim::analysis {
+
+namespace fs = std::filesystem;
+
+const strategies::StrategyInfo& StrategyConfig::info() const {
+  if (entry) return *entry;
+  const auto* found = strategies::builtin().find(name);
+  if (!found)
+    throw InputError("strategy.name",
+                     "unknown strategy '" + name + "'; valid strategies: " + join_names(strategies::builtin().names()));
+  return *found;
+}
+
+namespace {
+
+int to_int(std::int64_t v, const std::string& where) {
+  if (v > INT_MAX)
+    throw InputError(where, "must be <= " + std::to_string(INT_MAX) + ", got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+void check_schema_version(const JsonObject& root) {
+  const auto v = root.integer("schema_version", 0);
+  if (v != schema::version)
+    throw InputError("schema_version", "unsupported schema_version " + std::to_string(v) +
+                                           "; this spsim reads version " + std::to_string(schema::version));
+}
+
+models::Workload parse_workload(const JsonObject& root) {
+  const auto w = root.object("workload", schema::workload_keys);
+  models::Workload out;
+  out.seq_len = w.integer("seq_len", 1);
+  out.batch = w.integer_or("batch", 1, 1);
+  out.dtype = rt::parse_dtype(w.choice_or("dtype", schema::workload_dtypes, "bf16")).value();
+  out.causal = w.boolean_or("causal", false);
+  const auto scope = w.choice_or("scope", schema::scopes, "attention");
+  out.scope = scope == "attention" ? models::Scope::attention
+              : scope == "layer"   ? models::Scope::layer
+                                   : models::Scope::model;
+  out.passes = w.choice_or("passes", schema::passes, "fwd+bwd") == "fwd" ? models::Passes::fwd
+                                                                         : models::Passes::fwd_bwd;
+  out.recompute = w.boolean_or("recompute", false);
+  return out;
+}
+
+// Option values are kept as strings (the registry's vocabulary); JSON integers are accepted for
+// numeric options. Keys and values are checked against the strategy in finalize().
+strategies::Options parse_options(const JsonObject& strategy) {
+  strategies::Options out;
+  if (!strategy.has("options")) return out;
+  const Json& options = strategy.at("options");
+  const std::string where = strategy.path("options");
+  if (!options.is_object())
+    throw InputError(where, "expected an object of option: value, got " + describe_json(options));
+  for (const auto& item : options.items()) {
+    const Json& v = item.value();
+    if (v.is_string()) {
+      out[item.key()] = v.get<std::string>();
+    } else if (v.is_number_integer()) {
+      out[item.key()] = v.dump();
+    } else {
+      throw InputError(json_child(where, item.key()),
+                       "expected a string or an integer, got " + describe_json(v));
+    }
+  }
+  return out;
+}
+
+StrategyConfig parse_strategy(const JsonObject& root, const strategies::Registry& registry) {
+  const auto s = root.object("strategy", schema::strategy_keys);
+  StrategyConfig out;
+  out.name = s.string("name");
+  out.entry = registry.find(out.name);
+  if (out.entry == nullptr)
+    throw InputError(s.path("name"), "unknown strategy '" + out.name +
+                                         "'; valid strategies: " + join_names(registry.names()));
+  out.degree = to_int(s.integer("degree", 1), s.path("degree"));
+  out.options = parse_options(s);
+  return out;
+}
+
+CollectivesConfig parse_collectives(const JsonObject& root) {
+  const auto obj = root.object_or_empty("collectives", schema::collectives_keys());
+  CollectivesConfig out;
+  for (rt::CommKind kind : rt::tuned_kinds()) {
+    const std::string key(rt::comm_kind_name(kind));
+    out.of(kind) = schema::canonical_algorithm(obj.choice_or(key, schema::algorithm_choices(kind), "auto"));
+  }
+  const std::string protocol = obj.choice_or("protocol", schema::protocol_choices(), "auto");
+  if (protocol != "auto") out.protocol = sim::parse_protocol(protocol).value();
+  return out;
+}
+
+SimulationConfig parse_simulation(const JsonObject& root) {
+  const auto obj = root.object_or_empty("simulation", schema::simulation_keys);
+  SimulationConfig out;
+  out.network = sim::parse_network_mode(obj.choice_or("network", schema::networks(), "flow")).value();
+  out.trace_out = obj.string_or("trace_out", "");
+  if (obj.has("compute_slowdown")) {
+    const Json& v = obj.at("compute_slowdown");
+    if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
+      throw InputError(obj.path("compute_slowdown"),
+                       "expected a number >= 0 (0.1 = compute 10% slower during communication), got " +
+                           describe_json(v));
+    out.compute_slowdown = v.get<double>();
+  }
+  return out;
+}
+
+CheckConfig parse_check(const JsonObject& root) {
+  const auto obj = root.object_or_empty("check", schema::check_keys);
+  CheckConfig out;
+  out.dtype_given = obj.has("dtype");
+  out.dtype =
+      obj.choice_or("dtype", schema::check_dtypes, "float64") == "float32" ? rt::DType::f32 : rt::DType::f64;
+  out.seed = obj.unsigned_or("seed", 1);
+  return out;
+}
+
+// The cluster section, parsed last so that errors of the other sections come first.
+std::optional<sim::ClusterConfig> parse_cluster_section(const JsonObject& root) {
+  if (!root.has("cluster")) return std::nullopt;
+  const Json& cluster = root.at("cluster");
+  if (!cluster.is_object()) throw InputError("cluster", "expected an object, got " + describe_json(cluster));
+  if (cluster.empty()) return std::nullopt;
+  return parse_cluster(nlohmann::json(cluster), "cluster");
+}
+
+// Every field on its own (types, ranges, names); no cross-field constraints.
+Config parse_fields(const Json& doc, const fs::path& source, const strategies::Registry& registry) {
+  const JsonObject root(doc, "", schema::top_keys);
+  Config c;
+  c.source = source;
+  c.document = std::make_shared<const ConfigDocument>(ConfigDocument{doc});
+  c.name = root.string_or("name", source.empty() ? "experiment" : source.stem().string());
+  c.model = parse_model(root.object("model", schema::model_keys), source.parent_path());
+  c.workload = parse_workload(root);
+  if (root.has("cluster") && !root.at("cluster").is_object())
+    throw InputError("cluster", "expected an object, got " + describe_json(root.at("cluster")));
+  c.strategy = parse_strategy(root, registry);
+  const auto parallel = root.object_or_empty("parallel", schema::parallel_keys);
+  c.parallel.dp = to_int(parallel.integer_or("dp", 1, 1), parallel.path("dp"));
+  if (parallel.has("bucket_mb"))
+    c.parallel.bucket_mb = expect_positive_number(parallel.at("bucket_mb"), parallel.path("bucket_mb"));
+  c.collectives = parse_collectives(root);
+  c.simulation = parse_simulation(root);
+  c.check = parse_check(root);
+  return c;
+}
+
+// Cross-field constraints; completes the strategy options with their defaults.
+void finalize(Config& c, const strategies::Registry& registry) {
+  check_model(c.model);
+  const strategies::StrategyInfo& info = *registry.find(c.strategy.name);
+  c.strategy.options = registry.complete_options(info, c.strategy.options, "strategy.options");
+  if (info.check) {
+    if (auto reason =
+            info.check(models::attention_problem(c.model, c.workload), c.strategy.degree, c.strategy.options))
+      throw InputError("strategy", "'" + c.strategy.name + "' at degree " +
+                                       std::to_string(c.strategy.degree) +
+                                       " cannot run this workload: " + *reason);
+  }
+}
+
+// `doc` with its cluster section replaced by the --cluster argument.
+Json with_cluster_override(Json doc, const ConfigOverrides& overrides) {
+  if (overrides.cluster.empty() || !doc.is_object()) return doc;
+  const fs::path path(overrides.cluster);
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) {
+    Json section = read_json_file(path, "--cluster");
+    if (!section.is_object())
+      throw InputError("--cluster", "'" + overrides.cluster + "' does not hold a JSON object");
+    (void)parse_cluster(nlohmann::json(section), "--cluster");
+    doc["cluster"] = std::move(section);
+  } else if (path.extension() == ".json" || overrides.cluster.find('/') != std::string::npos) {
+    throw InputError("--cluster", "no such file '" + overrides.cluster + "'");
+  } else {
+    (void)parse_cluster(nlohmann::json{{"preset", overrides.cluster}}, "--cluster");
+    doc["cluster"] = Json{{"preset", overrides.cluster}};
+  }
+  return doc;
+}
+
+}  // namespace
+
+Config parse_config(const Json& doc, const fs::path& source, const strategies::Registry& registry) {
+  if (!doc.is_object())
+    throw InputError(source.empty() ? "config" : source.string(),
+                     "a config must be a JSON object, got " + describe_json(doc));
+  const JsonObject root(doc, "", schema::top_keys);
+  check_schema_version(root);
+  auto axes = parse_sweep_axes(root, registry);
+  if (axes.empty()) {
+    Config c = parse_fields(doc, source, registry);
+    finalize(c, registry);
+    c.cluster = parse_cluster_section(root);
+    return c;
+  }
+  // A sweep template: fields as at the first point (so a swept key may be absent from the base).
+  std::vector<SweepValue> first;
+  for (const auto& axis : axes) first.push_back(axis.values.front());
+  // Its cluster is the first point's when that one is valid: each point parses its own, and an invalid
+  // cluster is that point's error, not the sweep's.
+  const Json first_doc = point_document(doc, first);
+  Config c = parse_fields(first_doc, source, registry);
+  try {
+    c.cluster = parse_cluster_section(JsonObject(first_doc, "", schema::top_keys));
+  } catch (const InputError&) {
+    c.cluster.reset();
+  }
+  c.document = std::make_shared<const ConfigDocument>(ConfigDocument{doc});
+  c.sweep = std::move(axes);
+  return c;
+}
+
+const Json& config_document(const Config& config) {
+  static const Json empty = Json::object();  // immutable; a hand-built config has no document
+  return config.document ? config.document->json : empty;
+}
+
+Config load_config(const fs::path& path, const ConfigOverrides& overrides, const strategies::Registry& registry) {
+  return parse_config(with_cluster_override(read_json_file(path, path.string()), overrides), path, registry);
+}
+
+Config parse_config_text(const std::string& json_text, const fs::path& source,
+                         const strategies::Registry& registry) {
+  return parse_config(parse_json_text(json_text, source.empty() ? "config" : source.string()), source, registry);
+}
+
+Config config_with(const Config& config, const std::vector<SweepValue>& values, const strategies::Registry& registry) {
+  return parse_config(point_document(config_document(config), values), config.source, registry);
+}
+
+sim::ClusterConfig load_cluster_argument(const std::string& argument, const std::string& where) {
+  const fs::path path(argument);
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) {
+    const Json section = read_json_file(path, where);
+    if (!section.is_object()) throw InputError(where, "'" + argument + "' does not hold a JSON object");
+    return parse_cluster(nlohmann::json(section), where);
+  }
+  if (path.extension() == ".json" || argument.find('/') != std::string::npos)
+    throw InputError(where, "no such file '" + argument + "'");
+  return parse_cluster(nlohmann::json{{"preset", argument}}, where);
+}
+
+}  // namespace spsim::analysis

@@ -1,0 +1,28 @@
+// Validated reads of JSON fields for the cluster and hardware parsers; every error names the JSON path.
+#pragma once
+
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spsim::analysis::fields {
+
+// "a.b" + "c" → "a.b.c"; an empty prefix yields just the key.
+[[nodiscard]] std::string join_path(const std::string& prefix, std::string_view key);
+
+// Throws InputError unless `j` is an object whose keys are all in `allowed`.
+void require_object(const nlohmann::json& j, const std::string& path);
+void check_keys(const nlohmann::json& j, const std::string& path,
+                const std::vector<std::string_view>& allowed);
+
+[[nodiscard]] std::string get_string(const nlohmann::json& j, const std::string& path, std::string_view key);
+[[nodiscard]] double get_number(const nlohmann::json& j, const std::string& path, std::string_view key);
+// A number >= 0 (or > 0 when `strictly_positive`).
+[[nodiscard]] double get_nonnegative(const nlohmann::json& j, const std::string& path, std::string_view key,
+                                     bool strictly_positive = false);
+[[nodiscard]] int get_positive_int(const nlohmann::json& j, const std::string& path, std::string_view key);
+[[nodiscard]] bool get_bool(const nlohmann::json& j, const std::string& path, std::string_view key);
+
+}  // namespace spsim::analysis::fields

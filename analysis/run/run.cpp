@@ -1,0 +1,353 @@
+// run_strategy: the timed iterations of a real multi-process run, gathering, verification and stats.
+#include "analysis/run/run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "analysis/check/check_data.hpp"
+#include "runtime/core/error.hpp"
+#include "strategies/layer.hpp"
+
+namespace spsim::analysis {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// RankIteration <-> a flat row of doubles, for gathering through the Comm.
+constexpr int kFields = 4 + rt::kCommKinds + rt::kOpClasses;
+void pack(const RankIteration& it, std::vector<double>& out) {
+  out.insert(out.end(), {it.forward_s, it.backward_s, it.comm_forward_s, it.comm_backward_s});
+  out.insert(out.end(), it.comm_s.begin(), it.comm_s.end());
+  out.insert(out.end(), it.op_s.begin(), it.op_s.end());
+}
+RankIteration unpack(const double* v) {
+  RankIteration it{v[0], v[1], v[2], v[3], {}, {}};
+  std::copy_n(v + 4, rt::kCommKinds, it.comm_s.begin());
+  std::copy_n(v + 4 + rt::kCommKinds, rt::kOpClasses, it.op_s.begin());
+  return it;
+}
+
+double blocked_total(const rt::CommStats& s) {
+  double t = 0;
+  for (const auto& k : s) t += k.blocked_s;
+  return t;
+}
+
+// A hidden hook for the robustness test: SPSIM_TEST_KILL_RANK=r makes rank r kill itself with SIGKILL
+// at the start of the first timed iteration, while the others wait for it in a collective.
+void maybe_kill_self(int rank) {
+  const char* env = std::getenv("SPSIM_TEST_KILL_RANK");
+  if (env && *env && std::to_string(rank) == env) std::raise(SIGKILL);
+}
+
+// Every rank's outputs and gradients, all-gathered along the sequence and put back in global order.
+class Gatherer {
+ public:
+  Gatherer(const Config& cfg, const strategies::StrategyInfo& info, rt::Device& dev, rt::Comm& comm)
+      : cfg_(cfg), info_(info), dev_(dev), comm_(comm) {}
+
+  // t: this rank's [a, n, c] rows; returns the global [a, S, c] array (on every rank).
+  HostVec global(const rt::Tensor& t) {
+    const int p = comm_.size();
+    const std::int64_t a = t.dim(0), n = t.dim(1), c = t.dim(2), s = n * p;
+    rt::Tensor all = dev_.empty({a, s, c});
+    comm_.all_gather(t, all, 1).wait();
+    const HostVec gathered = dev_.to_host(all);
+    HostVec out(gathered.size());
+    for (int r = 0; r < p; ++r) {
+      std::vector<std::int64_t> block(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) block[static_cast<std::size_t>(i)] = r * n + i;
+      const HostVec local = gather_rows(gathered, a, s, c, block);
+      scatter_rows(local, out, a, s, c, info_.positions(r, p, s, cfg_.strategy.options));
+    }
+    return out;
+  }
+
+ private:
+  const Config& cfg_;
+  const strategies::StrategyInfo& info_;
+  rt::Device& dev_;
+  rt::Comm& comm_;
+};
+
+// One rank of the run: its shard of the check inputs on the device, and one timed iteration at a time.
+class RankRun {
+ public:
+  RankRun(const Config& cfg, const strategies::StrategyInfo& info, rt::TimedDevice& dev, rt::TimedComm& comm)
+      : cfg_(cfg),
+        info_(info),
+        dev_(dev),
+        comm_(comm),
+        problem_(models::attention_problem(cfg.model, cfg.workload)) {
+    positions_ = info.positions(comm.rank(), comm.size(), problem_.seq_len, cfg.strategy.options);
+    if (layer())
+      load_layer();
+    else
+      load_attention();
+  }
+
+  [[nodiscard]] bool layer() const { return cfg_.workload.scope == models::Scope::layer; }
+
+  RankIteration iterate() {
+    RankIteration it;
+    comm_.reset();
+    dev_.reset();
+    auto t0 = Clock::now();
+    if (layer()) {
+      strategies::SpLayer sp(context(), info_, cfg_.model, weights_);
+      outputs_ = {sp.forward(inputs_[0])};
+      finish_phase(it.forward_s, it.comm_forward_s, t0);
+      // Weight gradients in DDP buckets, as the simulated step reduces them (analysis/sim_trace.cpp).
+      strategies::GradBuckets buckets(comm_, cfg_.parallel.bucket_bytes());
+      auto g = sp.backward(inputs_[1], &buckets);
+      buckets.finish();
+      outputs_.push_back(g.dx);
+      weight_grads_ = std::move(g.weights);
+    } else {
+      auto strategy = info_.create(context());
+      outputs_ = {strategy->forward(inputs_[0], inputs_[1], inputs_[2])};
+      finish_phase(it.forward_s, it.comm_forward_s, t0);
+      auto g = strategy->backward(inputs_[3]);
+      outputs_.insert(outputs_.end(), {g.dq, g.dk, g.dv});
+    }
+    dev_.synchronize();
+    it.backward_s = since(t0);
+    it.comm_backward_s = blocked_total(comm_.stats()) - it.comm_forward_s;
+    for (std::size_t k = 0; k < rt::kCommKinds; ++k) it.comm_s[k] = comm_.stats()[k].blocked_s;
+    for (std::size_t k = 0; k < rt::kOpClasses; ++k) it.op_s[k] = dev_.stats()[k].seconds;
+    return it;
+  }
+
+  // Collective: the last iteration's results in global order (meaningful on rank 0).
+  std::vector<Array> gather_results(Gatherer& g) {
+    const auto& p = problem_;
+    std::vector<Array> out;
+    if (layer()) {
+      const rt::Shape xs{p.batch, p.seq_len, cfg_.model.hidden};
+      out.push_back({"Y", xs, g.global(outputs_[0])});
+      out.push_back({"dX", xs, g.global(outputs_[1])});
+      const auto shapes = strategies::layer_param_shapes(cfg_.model);
+      for (std::size_t i = 0; i < shapes.size(); ++i)
+        out.push_back(
+            {gradient_name(shapes[i].name), shapes[i].shape, dev_.to_host(weight_grads_.tensors[i])});
+      return out;
+    }
+    const rt::Shape qs{p.batch * p.heads, p.seq_len, p.head_dim},
+        ks{p.batch * p.kv_heads, p.seq_len, p.head_dim};
+    const char* names[] = {"O", "dQ", "dK", "dV"};
+    for (std::size_t i = 0; i < 4; ++i) out.push_back({names[i], i < 2 ? qs : ks, g.global(outputs_[i])});
+    return out;
+  }
+
+  [[nodiscard]] const models::AttnProblem& problem() const { return problem_; }
+
+ private:
+  strategies::StrategyContext context() {
+    return strategies::StrategyContext{dev_, comm_, problem_, cfg_.strategy.options, positions_};
+  }
+
+  // Ends a phase: waits for the device, records the phase's wall time and blocked communication.
+  void finish_phase(double& phase_s, double& comm_s, Clock::time_point& t0) {
+    dev_.synchronize();
+    phase_s = since(t0);
+    comm_s = blocked_total(comm_.stats());
+    t0 = Clock::now();
+  }
+
+  rt::Tensor shard(const HostVec& global, std::int64_t a, std::int64_t c) {
+    const auto n = static_cast<std::int64_t>(positions_.size());
+    return dev_.from_host(gather_rows(global, a, problem_.seq_len, c, positions_), {a, n, c});
+  }
+
+  void load_attention() {
+    const auto& p = problem_;
+    const AttentionInputs in = attention_inputs(p, cfg_.check.seed);
+    const std::int64_t bh = p.batch * p.heads, bkv = p.batch * p.kv_heads, d = p.head_dim;
+    inputs_ = {shard(in.q, bh, d), shard(in.k, bkv, d), shard(in.v, bkv, d), shard(in.r, bh, d)};
+  }
+
+  void load_layer() {
+    const auto& m = cfg_.model;
+    const LayerInputs in = layer_inputs(m, problem_.batch, problem_.seq_len, cfg_.check.seed);
+    for (const auto& ps : strategies::layer_param_shapes(m))
+      weights_.add(ps.name, dev_.from_host(in.params.at(ps.name).data, ps.shape));
+    inputs_ = {shard(in.x, problem_.batch, m.hidden), shard(in.r, problem_.batch, m.hidden)};
+  }
+
+  const Config& cfg_;
+  const strategies::StrategyInfo& info_;
+  rt::TimedDevice& dev_;
+  rt::TimedComm& comm_;
+  models::AttnProblem problem_;
+  std::vector<std::int64_t> positions_;
+  std::vector<rt::Tensor> inputs_;
+  strategies::NamedTensors weights_;
+  std::vector<rt::Tensor> outputs_;
+  strategies::NamedTensors weight_grads_;
+};
+
+// Gathers every rank's iterations to every rank: samples[i][r].
+std::vector<std::vector<RankIteration>> gather_samples(const std::vector<RankIteration>& mine,
+                                                       rt::Device& dev, rt::Comm& comm) {
+  std::vector<double> flat;
+  for (const auto& it : mine) pack(it, flat);
+  const auto width = static_cast<std::int64_t>(flat.size());
+  if (width == 0) return {};
+  rt::Tensor all = dev.empty({comm.size(), width});
+  comm.all_gather(dev.from_host(flat, {1, width}), all, 0).wait();
+  const HostVec h = dev.to_host(all);
+  std::vector<std::vector<RankIteration>> out(
+      mine.size(), std::vector<RankIteration>(static_cast<std::size_t>(comm.size())));
+  for (std::size_t i = 0; i < mine.size(); ++i)
+    for (int r = 0; r < comm.size(); ++r)
+      out[i][static_cast<std::size_t>(r)] =
+          unpack(h.data() + r * width + static_cast<std::int64_t>(i) * kFields);
+  return out;
+}
+
+CheckResult verify(const Config& cfg, RankRun& run, const std::vector<Array>& got, int degree) {
+  CheckResult res;
+  res.config_name = cfg.name;
+  res.strategy = cfg.strategy.name;
+  res.options = cfg.strategy.options;
+  res.degree = degree;
+  res.dtype = run_dtype(cfg);
+  res.scope = cfg.workload.scope;
+  res.tolerance = tolerance_for(res.dtype);
+  const auto& p = run.problem();
+  const std::vector<Array> ref =
+      run.layer()
+          ? layer_reference_arrays(cfg.model, p, layer_inputs(cfg.model, p.batch, p.seq_len, cfg.check.seed))
+          : attention_reference_arrays(p, attention_inputs(p, cfg.check.seed));
+  res.tensors = compare_arrays(ref, got, res.tolerance, degree);
+  return res;
+}
+
+}  // namespace
+
+rt::DType run_dtype(const Config& config) {
+  return config.check.dtype_given ? config.check.dtype : rt::DType::f32;
+}
+
+Spread spread_of(std::vector<double> v) {
+  if (v.empty()) return {};
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  const double median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return {median, v.front(), v.back()};
+}
+
+RunMeasurement run_strategy(const Config& cfg, rt::Device& dev, rt::Comm& comm, const RunOptions& options) {
+  const auto* info = strategies::builtin().find(cfg.strategy.name);
+  if (!info) throw InputError("strategy.name", "unknown strategy '" + cfg.strategy.name + "'");
+  rt::TimedComm timed(comm, options.sync_collectives);
+  rt::TimedDevice timed_dev(dev);
+  RankRun run(cfg, *info, timed_dev, timed);
+  RunMeasurement m;
+  m.config_name = cfg.name;
+  m.strategy = cfg.strategy.name;
+  m.options = cfg.strategy.options;
+  m.ranks = comm.size();
+  m.dtype = dev.dtype();
+  m.scope = cfg.workload.scope;
+  m.device = std::string(dev.name());
+  m.comm = std::string(comm.backend());
+  m.run = options;
+  std::vector<RankIteration> mine;
+  for (int i = 0; i < options.warmup + options.iters; ++i) {
+    comm.barrier();  // every rank starts the iteration together (untimed)
+    if (i == options.warmup) maybe_kill_self(comm.rank());
+    const RankIteration it = run.iterate();
+    if (i >= options.warmup) mine.push_back(it);
+  }
+  m.per_iteration = timed.stats();
+  m.ops_per_iteration = timed_dev.stats();
+  m.samples = gather_samples(mine, dev, comm);
+  if (options.verify) {
+    Gatherer g(cfg, *info, dev, comm);
+    const auto got = run.gather_results(g);
+    if (comm.rank() == 0) m.verify = verify(cfg, run, got, comm.size());
+  }
+  return m;
+}
+
+Config run_config(const Config& config, int world_size, rt::DType dtype,
+                  const std::optional<sim::ClusterConfig>& cluster) {
+  if (config.workload.scope == models::Scope::model)
+    throw InputError("workload.scope", "'model' is not supported by run; valid choices: attention, layer");
+  if (config.parallel.dp != 1)
+    throw InputError("parallel.dp", "run executes one SP group on the job's ranks; dp " +
+                                        std::to_string(config.parallel.dp) + " is not supported (use dp 1)");
+  const auto* info = strategies::builtin().find(config.strategy.name);
+  if (!info) throw InputError("strategy.name", "unknown strategy '" + config.strategy.name + "'");
+  Config c = config;
+  c.strategy.degree = world_size;
+  if (auto why = info->check(models::attention_problem(c.model, c.workload), world_size, c.strategy.options))
+    throw InputError("strategy.degree", "the run has " + std::to_string(world_size) + " ranks: " + *why);
+  c.workload.dtype = dtype;
+  if (cluster) c.cluster = *cluster;
+  return c;
+}
+
+std::vector<PhaseRow> phase_rows(const RunMeasurement& m) {
+  using Metric = std::function<double(const RankIteration&)>;
+  auto row = [&](std::string name, std::string key, const Metric& f) {
+    PhaseRow r{std::move(name), std::move(key), {}, 0, 0, 0};
+    std::vector<double> per_iter;
+    for (const auto& ranks : m.samples) {
+      double worst = 0;
+      for (const auto& it : ranks) worst = std::max(worst, f(it));
+      per_iter.push_back(worst);
+    }
+    r.spread = spread_of(per_iter);
+    double slowest = -1;
+    for (int rank = 0; rank < m.ranks; ++rank) {
+      std::vector<double> v;
+      for (const auto& ranks : m.samples) v.push_back(f(ranks[static_cast<std::size_t>(rank)]));
+      const double med = spread_of(v).median;
+      if (med > slowest) slowest = med, r.slowest_rank = rank;
+    }
+    return r;
+  };
+  std::vector<PhaseRow> rows;
+  rows.push_back(row("forward", "forward", [](auto& it) { return it.forward_s; }));
+  rows.push_back(row("backward", "backward", [](auto& it) { return it.backward_s; }));
+  rows.push_back(
+      row("step (forward + backward)", "step", [](auto& it) { return it.forward_s + it.backward_s; }));
+  rows.push_back(row("compute (step - communication)", "compute", [](auto& it) {
+    return it.forward_s + it.backward_s - it.comm_forward_s - it.comm_backward_s;
+  }));
+  for (std::size_t k = 0; k < rt::kOpClasses; ++k) {
+    if (m.ops_per_iteration[k].calls == 0) continue;
+    const std::string name(rt::op_class_name(static_cast<rt::OpClass>(k)));
+    auto r = row("  " + name, "op:" + name, [k](auto& it) { return it.op_s[k]; });
+    r.calls = m.ops_per_iteration[k].calls;
+    rows.push_back(std::move(r));
+  }
+  rows.push_back(row("communication (blocked)", "communication",
+                     [](auto& it) { return it.comm_forward_s + it.comm_backward_s; }));
+  for (std::size_t k = 0; k < rt::kCommKinds; ++k) {
+    const auto& s = m.per_iteration[k];
+    if (s.calls == 0) continue;
+    // The barrier slot: --sync-collectives' waits for the group's last member before each collective.
+    const std::string name = static_cast<rt::CommKind>(k) == rt::CommKind::barrier
+                                 ? std::string("peer_wait")
+                                 : std::string(rt::comm_kind_name(static_cast<rt::CommKind>(k)));
+    auto r = row("  " + name, "comm:" + name, [k](auto& it) { return it.comm_s[k]; });
+    r.calls = s.calls;
+    r.bytes = s.bytes;
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+}  // namespace spsim::analysis

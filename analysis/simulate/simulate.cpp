@@ -1,0 +1,193 @@
+// simulate(): trace a config's strategy, replay it on the simulated cluster, summarise and report.
+#include "analysis/simulate/simulate.hpp"
+
+#include <algorithm>
+#include <set>
+#include <variant>
+
+#include "analysis/simulate/chrome_trace.hpp"
+#include "analysis/simulate/trace.hpp"
+#include "analysis/report/table.hpp"
+#include "runtime/core/error.hpp"
+#include "analysis/config/cluster.hpp"
+#include "sim/memory/memory.hpp"
+#include "sim/replay/replay.hpp"
+
+namespace spsim::analysis {
+
+namespace {
+
+using rt::trace::RankTrace;
+
+sim::ReplayOptions replay_options(const Config& cfg) {
+  sim::ReplayOptions o;
+  o.algorithm = cfg.collectives.algorithm;
+  o.protocol = cfg.collectives.protocol;
+  o.compute_slowdown = cfg.simulation.compute_slowdown;
+  o.algorithm_where = "collectives";
+  return o;
+}
+
+std::filesystem::path trace_path(const Config& cfg, const SimulateOptions& options, std::string& where) {
+  if (!options.chrome_trace.empty()) {
+    where = "--trace";
+    return options.chrome_trace;
+  }
+  where = "simulation.trace_out";
+  if (!options.use_config_trace_out || cfg.simulation.trace_out.empty()) return {};
+  const std::filesystem::path p(cfg.simulation.trace_out);
+  return p.is_absolute() || cfg.source.empty() ? p : cfg.source.parent_path() / p;
+}
+
+RankSummary rank_summary(int rank, const RankTrace& trace, const sim::RankTimeline& tl, sim::Time step,
+                         const sim::MemoryProfile& mem, std::map<std::string, double>& bytes_by_kind) {
+  const auto busy = sim::stream_busy(tl);
+  RankSummary r;
+  r.rank = rank;
+  r.compute_s = busy.compute.seconds();
+  r.comm_s = busy.comm.seconds();
+  r.exposed_comm_s = busy.exposed_comm.seconds();
+  r.idle_s = (step - busy.compute - busy.exposed_comm).seconds();
+  for (const auto& c : tl.comm) {
+    r.bytes_sent += c.bytes_sent;
+    const auto& op = std::get<rt::trace::CommOp>(trace.records[c.record]);
+    bytes_by_kind[std::string(rt::trace::comm_kind_name(op.kind))] += c.bytes_sent;
+  }
+  r.peak_memory_bytes = mem.peak_bytes;
+  return r;
+}
+
+// Compute ops by name and comm ops by kind on one rank, most time first.
+std::vector<OpSummary> top_ops(const RankTrace& trace, const sim::RankTimeline& tl, std::size_t limit) {
+  std::map<std::string, OpSummary> by_name;
+  for (const auto& c : tl.compute) {
+    const auto& op = std::get<rt::trace::ComputeOp>(trace.records[c.record]);
+    auto& s = by_name[std::string(op.name)];
+    s.name = op.name;
+    ++s.count;
+    s.time_s += (c.end - c.start).seconds();
+    s.flops += op.flops;
+  }
+  for (const auto& c : tl.comm) {
+    const auto& op = std::get<rt::trace::CommOp>(trace.records[c.record]);
+    const std::string name = std::string(rt::trace::comm_kind_name(op.kind)) + " (comm)";
+    auto& s = by_name[name];
+    s.name = name;
+    ++s.count;
+    s.time_s += (c.end - c.ready).seconds();
+  }
+  std::vector<OpSummary> out;
+  for (auto& [name, s] : by_name) out.push_back(std::move(s));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const OpSummary& a, const OpSummary& b) { return a.time_s > b.time_s; });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+// Phase lengths on the critical rank (the one that sets the step time), so forward + backward add up
+// to (at most) its busy span; a global span would mix the skews of different ranks.
+void phase_times(const RankTrace& trace, const sim::RankTimeline& timeline, SimSummary& s) {
+  for (const auto& p : sim::phase_spans(trace, timeline)) {
+    if (p.name == "forward") s.forward_s += (p.end - p.start).seconds();
+    if (p.name == "backward") s.backward_s += (p.end - p.start).seconds();
+  }
+}
+
+void algorithm_names(std::span<const RankTrace> traces, const sim::ReplayResult& res, SimSummary& s) {
+  std::map<std::string, std::set<std::string>> used;
+  for (std::size_t r = 0; r < traces.size(); ++r)
+    for (const auto& c : res.ranks[r].comm) {
+      const auto& op = std::get<rt::trace::CommOp>(traces[r].records[c.record]);
+      const std::string algo =
+          c.algorithm >= 0 ? res.algorithms[static_cast<std::size_t>(c.algorithm)] : "p2p";
+      used[std::string(rt::trace::comm_kind_name(op.kind))].insert(algo + "/" +
+                                                                   sim::protocol_name(c.protocol));
+    }
+  for (const auto& [kind, names] : used) {
+    std::string joined;
+    for (const auto& n : names) joined += (joined.empty() ? "" : ", ") + n;
+    s.algorithms[kind] = joined;
+  }
+}
+
+}  // namespace
+
+SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
+  if (!cfg.sweep.empty())
+    throw InputError("sweep", "simulate runs one configuration; this config sweeps " +
+                                  std::to_string(cfg.sweep.size()) + " axes (use `spsim compare`)");
+  if (!cfg.cluster)
+    throw InputError("cluster",
+                     "simulate needs a cluster, e.g. {\"preset\": \"dgx-a100\", \"nodes\": 1}; presets: " +
+                         join_names(cluster_presets()));
+  const sim::Cluster cluster(*cfg.cluster);
+  const int gpus = static_cast<int>(cluster.gpus().size());
+  if (cfg.strategy.degree > gpus)
+    throw InputError("strategy.degree", "degree " + std::to_string(cfg.strategy.degree) +
+                                            " is larger than the " + std::to_string(gpus) +
+                                            " GPUs of the cluster; use at most " + std::to_string(gpus) +
+                                            " or add nodes (cluster.nodes)");
+  const int world = cfg.strategy.degree * cfg.parallel.dp;
+  if (world > gpus)
+    throw InputError("parallel.dp", "dp " + std::to_string(cfg.parallel.dp) + " replicas of a degree-" +
+                                        std::to_string(cfg.strategy.degree) + " SP group need " +
+                                        std::to_string(world) + " GPUs; the cluster has " +
+                                        std::to_string(gpus) + " (use dp <= " +
+                                        std::to_string(gpus / cfg.strategy.degree) + " or add nodes)");
+  const sim::ComputeModel model(cluster.config().gpu, cfg.workload.dtype, "workload.dtype");
+  const auto mode = cfg.simulation.network;
+  const auto traces = trace_config(cfg);
+  const auto res = sim::replay(traces, cluster, mode, model, replay_options(cfg));
+
+  SimSummary s;
+  s.step_time_s = res.makespan.seconds();
+  s.events = res.events;
+  s.cluster = cluster.config().name;
+  s.gpu = cluster.config().gpu.name;
+  s.gpus = gpus;
+  s.compute_slowdown = cfg.simulation.compute_slowdown;
+  s.gpu_memory_bytes = static_cast<std::uint64_t>(cluster.config().gpu.hbm_bytes);
+  std::vector<sim::MemoryProfile> memory;
+  for (std::size_t r = 0; r < traces.size(); ++r) {
+    const auto& tl = res.ranks[r];
+    memory.push_back(sim::memory_profile(traces[r], tl.issue));
+    std::map<std::string, double> by_kind;
+    s.ranks.push_back(rank_summary(static_cast<int>(r), traces[r], tl, res.makespan, memory.back(), by_kind));
+    for (const auto& [kind, bytes] : by_kind)
+      s.bytes_sent_by_kind[kind] = std::max(s.bytes_sent_by_kind[kind], bytes);
+    s.bytes_sent_max = std::max(s.bytes_sent_max, s.ranks.back().bytes_sent);
+    s.peak_memory_bytes = std::max(s.peak_memory_bytes, memory.back().peak_bytes);
+    // Ties go to the busier rank: a rank that only waits for the busiest one's last message ends
+    // with it, but its compute/exposed split says nothing about what sets the step.
+    const auto& best = res.ranks[static_cast<std::size_t>(s.critical_rank)];
+    const double best_compute = s.ranks[static_cast<std::size_t>(s.critical_rank)].compute_s;
+    if (tl.finish > best.finish || (tl.finish == best.finish && s.ranks.back().compute_s > best_compute))
+      s.critical_rank = static_cast<int>(r);
+    for (const auto& rec : traces[r].records)
+      if (const auto* op = std::get_if<rt::trace::ComputeOp>(&rec); op && op->skipped) ++s.skipped_ops;
+  }
+  s.oom = static_cast<double>(s.peak_memory_bytes) > cluster.config().gpu.hbm_bytes;
+  const auto& crit = s.ranks[static_cast<std::size_t>(s.critical_rank)];
+  s.compute_s = crit.compute_s;
+  s.comm_s = crit.comm_s;
+  s.exposed_comm_s = crit.exposed_comm_s;
+  s.idle_s = crit.idle_s;
+  const auto cr = static_cast<std::size_t>(s.critical_rank);
+  s.top_ops = top_ops(traces[cr], res.ranks[cr], 10);
+  phase_times(traces[cr], res.ranks[cr], s);
+  algorithm_names(traces, res, s);
+
+  if (options.bars)
+    for (std::size_t r = 0; r < res.ranks.size(); ++r) {
+      for (const auto& c : res.ranks[r].compute)
+        options.bars->push_back({static_cast<int>(r), false, c.start.seconds(), c.end.seconds()});
+      for (const auto& c : res.ranks[r].comm)
+        options.bars->push_back({static_cast<int>(r), true, c.ready.seconds(), c.end.seconds()});
+    }
+  std::string where;
+  const auto path = trace_path(cfg, options, where);
+  if (!path.empty()) write_chrome_trace(path, where, traces, res, cluster, memory);
+  return s;
+}
+
+}  // namespace spsim::analysis

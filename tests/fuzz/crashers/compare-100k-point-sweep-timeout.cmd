@@ -1,0 +1,1 @@
+compare CONFIG --json
