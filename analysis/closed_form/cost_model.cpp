@@ -60,57 +60,9 @@ struct HardwareModel::Impl {
     peak = peak_flops_for(gpu.name, gpu.peak_flops, c.workload.dtype);
   }
 
-  // One sendrecv of `bytes` from `src` to `dst` (Collectives::send): protocol base + step latency of
-  // the route's link class + route latency + bytes / (efficiency × bottleneck bandwidth).
+  // One sendrecv of `bytes` from `src` to `dst`: the simulator's own estimate of Collectives::send.
   [[nodiscard]] double pass_s(sim::DeviceId src, sim::DeviceId dst, double bytes) const {
-    if (src == dst) return 0;
-    const sim::Route& route = cluster.route(src, dst);
-    const bool multi = cluster.device(src).node != cluster.device(dst).node;
-    const auto protocol = config.collectives.protocol.value_or(sim::Protocol::simple);
-    const auto costs = sim::resolve_protocol(collectives->protocols(), protocol, sim::AlgorithmFamily::ring,
-                                             rt::CommKind::sendrecv, multi, 2);
-    return (costs.base_latency + costs.step(route.link_class) + route.latency).seconds() +
-           bytes / (costs.efficiency * route.bottleneck_Bps);
-  }
-
-  // Ring reduce-scatter / all-gather (steps = P−1) and all-reduce (2(P−1)) with C channels across nodes.
-  [[nodiscard]] double ring_s(const sim::GroupShape& g, const sim::ProtocolCosts& costs, int steps, double n) const {
-    const double p = g.size;
-    double step = 0;
-    if (g.max_per_node > 1)
-      step = (costs.step(g.intra_class) + g.intra_latency).seconds() + n / (p * costs.efficiency * g.intra_Bps);
-    if (g.multi_node())
-      step = std::max(step, (costs.step(g.inter_class) + g.inter_latency).seconds() +
-                                n / (g.channels * p * costs.efficiency * g.inter_Bps));
-    return costs.base_latency.seconds() + steps * step;
-  }
-
-  // All-to-all of n bytes per rank (n/P to each peer), split by where the peers are: L = ranks on the
-  // busiest node. Hop = step latency of the link class + route latency + bytes / (efficiency × bandwidth).
-  //   pairwise  P−1 synchronous steps of one n/P message each, L−1 of them inside the node:
-  //             base + (L−1)·hop_intra(n/P) + (P−L)·hop_inter(n/P)
-  //   direct    every message at once; a rank's P−1 flows share its port max-min fairly, so the
-  //             node's L−1 messages take one hop of (L−1)·n/P and the rest one of (P−L)·n/P:
-  //             base + max(hop_intra((L−1)·n/P), hop_inter((P−L)·n/P))
-  [[nodiscard]] double all_to_all_s(const sim::GroupShape& g, const sim::ProtocolCosts& costs, bool pairwise,
-                                    double n) const {
-    const double chunk = n / g.size;
-    const int intra = g.max_per_node - 1, inter = g.size - g.max_per_node;
-    auto hop = [&](bool across, double bytes) {
-      const double bw = across ? g.inter_Bps : g.intra_Bps;
-      return (costs.step(across ? g.inter_class : g.intra_class) + (across ? g.inter_latency : g.intra_latency))
-                 .seconds() +
-             bytes / (costs.efficiency * bw);
-    };
-    double t = 0;
-    if (pairwise) {
-      if (intra > 0) t += intra * hop(false, chunk);
-      if (inter > 0) t += inter * hop(true, chunk);
-    } else {
-      if (intra > 0) t = hop(false, intra * chunk);
-      if (inter > 0) t = std::max(t, hop(true, inter * chunk));
-    }
-    return costs.base_latency.seconds() + t;
+    return collectives->send_estimate_s(src, dst, bytes, config.collectives.protocol.value_or(sim::Protocol::simple));
   }
 
   // The devices of SP ranks `group` (group order).
@@ -120,21 +72,12 @@ struct HardwareModel::Impl {
     return out;
   }
 
+  // The simulator's estimate of the algorithm its tuner runs (or the one the config names).
   [[nodiscard]] double collective_s(rt::CommKind kind, const std::string& algorithm, double bytes,
                                     const std::vector<sim::DeviceId>& members) const {
     if (members.size() < 2) return 0;  // a group of one completes at once
-    sim::CollectiveCall call{kind, members, bytes, algorithm, config.collectives.protocol};
-    const sim::CollectiveChoice choice = collectives->choose(call);
-    const bool ring = choice.algorithm == "ring";
-    const bool p2p = kind == rt::CommKind::all_to_all &&
-                     (choice.algorithm == "pairwise" || choice.algorithm == "direct");
-    if (!ring && !p2p) return choice.predicted.seconds();
-    const sim::GroupShape g = sim::make_group_shape(cluster, members);
-    const auto costs = sim::resolve_protocol(collectives->protocols(), choice.protocol, sim::AlgorithmFamily::ring,
-                                             kind, g.multi_node(), g.min_per_node);
-    if (p2p) return all_to_all_s(g, costs, choice.algorithm == "pairwise", bytes);
-    const int p = g.size;
-    return ring_s(g, costs, kind == rt::CommKind::all_reduce ? 2 * (p - 1) : p - 1, bytes);
+    return collectives->choose(sim::CollectiveCall{kind, members, bytes, algorithm, config.collectives.protocol})
+        .predicted_s;
   }
 };
 

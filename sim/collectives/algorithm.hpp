@@ -87,9 +87,10 @@ class Algorithm {
                                                 const GroupShape& shape) const = 0;
   // Schedules the algorithm's transfers; must eventually call run->finish().
   virtual void run(const std::shared_ptr<CollectiveRun>& run) const = 0;
-  // Predicted uncontended time (the tuner's model; the header of each algorithm file says how).
-  [[nodiscard]] virtual Time estimate(const CollectiveCall& call, const GroupShape& shape,
-                                      const ProtocolCosts& costs) const = 0;
+  // Predicted uncontended time in seconds: the tuner's model and the closed forms' collective time
+  // (the one α-β formula of the algorithm; the header of each algorithm file says how).
+  [[nodiscard]] virtual double estimate_s(const CollectiveCall& call, const GroupShape& shape,
+                                          const ProtocolCosts& costs) const = 0;
 };
 
 struct AlgorithmInfo {

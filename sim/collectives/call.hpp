@@ -38,7 +38,8 @@ struct CollectiveResult {
 struct CollectiveChoice {
   std::string algorithm;
   Protocol protocol = Protocol::simple;
-  Time predicted{};
+  double predicted_s = 0;  // the algorithm's estimate_s (a fit's time for "fitted")
+  Time predicted{};        // the same, rounded to the simulator's picoseconds
 };
 
 }  // namespace spsim::sim

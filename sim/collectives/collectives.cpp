@@ -221,15 +221,18 @@ CollectiveChoice Collectives::choose(const CollectiveCall& call) const {
   const GroupShape shape = make_group_shape(network_.cluster(), call.ranks);
   const auto& fits = network_.cluster().config().collective_fits;
   if (const CollectiveFit* fit = applicable_fit(fits, call.kind, call.algorithm, shape.size))
-    return CollectiveChoice{kFittedAlgorithm, Protocol::simple, fitted_time(*fit, call.kind, call.bytes)};
+  {
+    const Time t = fitted_time(*fit, call.kind, call.bytes);
+    return CollectiveChoice{kFittedAlgorithm, Protocol::simple, t.seconds(), t};
+  }
   std::optional<CollectiveChoice> best;
   for (const AlgorithmInfo* info : candidate_algorithms(registry_, call, shape)) {
     const Algorithm& alg = registry_.algorithm(info->name);
     for (Protocol p : candidate_protocols(call.protocol, alg.family(), info->name)) {
       const auto costs =
           resolve_protocol(protocols_, p, alg.family(), call.kind, shape.multi_node(), shape.min_per_node);
-      const Time t = alg.estimate(call, shape, costs);
-      if (!best || t < best->predicted) best = CollectiveChoice{info->name, p, t};
+      const double t = alg.estimate_s(call, shape, costs);
+      if (!best || t < best->predicted_s) best = CollectiveChoice{info->name, p, t, Time::from_seconds(t)};
     }
   }
   return *best;
@@ -269,6 +272,17 @@ void Collectives::send(DeviceId src, DeviceId dst, double bytes, Protocol protoc
       resolve_protocol(protocols_, protocol, AlgorithmFamily::ring, CommKind::sendrecv, multi, 2);
   network_.transfer(src, dst, bytes, std::move(done),
                     TransferOptions{costs.base_latency + costs.step(route.link_class), costs.efficiency});
+}
+
+double Collectives::send_estimate_s(DeviceId src, DeviceId dst, double bytes, Protocol protocol) const {
+  if (src == dst) return 0;
+  const Cluster& cluster = network_.cluster();
+  const Route& route = cluster.route(src, dst);
+  const bool multi = cluster.device(src).node != cluster.device(dst).node;
+  const auto costs =
+      resolve_protocol(protocols_, protocol, AlgorithmFamily::ring, CommKind::sendrecv, multi, 2);
+  return (costs.base_latency + costs.step(route.link_class) + route.latency).seconds() +
+         bytes / (costs.efficiency * route.bottleneck_Bps);
 }
 
 CollectiveResult simulate_collective(const Cluster& cluster, NetworkMode mode, const CollectiveCall& call) {

@@ -49,6 +49,10 @@ class Collectives {
   // A point-to-point message (replay's send/recv pairs) with `protocol`'s per-step costs, or the
   // cluster's measured sendrecv fit when it has one (sim/collectives/fitted.hpp).
   void send(DeviceId src, DeviceId dst, double bytes, Protocol protocol, std::function<void()> done);
+  // The uncontended time of that message in seconds (the closed forms' ring pass): protocol base and
+  // step latency of the route's link class + route latency + bytes / (efficiency × bottleneck
+  // bandwidth); 0 to oneself. (A measured sendrecv fit is not consulted.)
+  [[nodiscard]] double send_estimate_s(DeviceId src, DeviceId dst, double bytes, Protocol protocol) const;
 
   [[nodiscard]] const AlgorithmRegistry& registry() const { return registry_; }
   [[nodiscard]] const ProtocolTable& protocols() const { return protocols_; }

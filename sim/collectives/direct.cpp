@@ -43,15 +43,15 @@ class Direct final : public Algorithm {
       });
   }
 
-  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
-                              const ProtocolCosts& costs) const override {
+  [[nodiscard]] double estimate_s(const CollectiveCall& call, const GroupShape& g,
+                                  const ProtocolCosts& costs) const override {
     if (call.kind != CommKind::all_to_all)
-      return costs.base_latency + hop_time(g, costs, g.multi_node(), call.bytes);
+      return costs.base_latency.seconds() + hop_s(g, costs, g.multi_node(), call.bytes);
     const double chunk = call.bytes / g.size;
-    Time t{};
-    if (g.max_per_node > 1) t = hop_time(g, costs, false, (g.max_per_node - 1) * chunk);
-    if (g.multi_node()) t = std::max(t, hop_time(g, costs, true, (g.size - g.max_per_node) * chunk));
-    return costs.base_latency + t;
+    double t = 0;
+    if (g.max_per_node > 1) t = hop_s(g, costs, false, (g.max_per_node - 1) * chunk);
+    if (g.multi_node()) t = std::max(t, hop_s(g, costs, true, (g.size - g.max_per_node) * chunk));
+    return costs.base_latency.seconds() + t;
   }
 };
 

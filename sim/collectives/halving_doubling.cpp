@@ -45,8 +45,13 @@ class HalvingDoubling final : public Algorithm {
     run_step_plans(run, std::move(plans), [run] { run->finish(); });
   }
 
-  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
-                              const ProtocolCosts& costs) const override {
+  [[nodiscard]] double estimate_s(const CollectiveCall& call, const GroupShape& g,
+                                  const ProtocolCosts& costs) const override {
+    return estimate(call, g, costs).seconds();
+  }
+
+ private:
+  [[nodiscard]] static Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) {
     // Rank 0 and its partner at distance d share a node iff d is below the ranks per node
     // (node-major rank order on uniform nodes).
     Time t = costs.base_latency;

@@ -45,8 +45,13 @@ class Hierarchical final : public Algorithm {
     run_phase(run, intra(CommKind::reduce_scatter), phase2);
   }
 
-  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
-                              const ProtocolCosts& costs) const override {
+  [[nodiscard]] double estimate_s(const CollectiveCall& call, const GroupShape& g,
+                                  const ProtocolCosts& costs) const override {
+    return estimate(call, g, costs).seconds();
+  }
+
+ private:
+  [[nodiscard]] static Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) {
     const double l = g.max_per_node, nn = g.nodes();
     const Time intra =
         l > 1 ? static_cast<std::int64_t>(l - 1) * hop_time(g, costs, false, call.bytes / l) : Time{};

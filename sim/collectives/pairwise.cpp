@@ -32,14 +32,14 @@ class Pairwise final : public Algorithm {
     run_step_plans(run, std::move(plans), [run] { run->finish(); });
   }
 
-  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
-                              const ProtocolCosts& costs) const override {
+  [[nodiscard]] double estimate_s(const CollectiveCall& call, const GroupShape& g,
+                                  const ProtocolCosts& costs) const override {
     const double chunk = call.bytes / g.size;
-    const std::int64_t intra_steps = g.max_per_node - 1, inter_steps = g.size - g.max_per_node;
-    Time t = costs.base_latency;
-    if (intra_steps > 0) t += intra_steps * hop_time(g, costs, false, chunk);
-    if (inter_steps > 0) t += inter_steps * hop_time(g, costs, true, chunk);
-    return t;
+    const int intra_steps = g.max_per_node - 1, inter_steps = g.size - g.max_per_node;
+    double t = 0;
+    if (intra_steps > 0) t += intra_steps * hop_s(g, costs, false, chunk);
+    if (inter_steps > 0) t += inter_steps * hop_s(g, costs, true, chunk);
+    return costs.base_latency.seconds() + t;
   }
 };
 

@@ -1,4 +1,4 @@
-// default_algorithms(): the registry of built-in algorithms, and the tuner's shared hop cost.
+// default_algorithms(): the registry of built-in algorithms, and the shared hop cost.
 #include "sim/collectives/builtin.hpp"
 
 namespace spsim::sim {
@@ -13,6 +13,13 @@ AlgorithmRegistry default_algorithms() {
   reg.add(direct_algorithm());
   reg.add(hierarchical_algorithm());
   return reg;
+}
+
+double hop_s(const GroupShape& shape, const ProtocolCosts& costs, bool inter_node, double bytes, double parts) {
+  const Time latency = inter_node ? shape.inter_latency : shape.intra_latency;
+  const double bw = inter_node ? shape.inter_Bps : shape.intra_Bps;
+  const LinkClass cls = inter_node ? shape.inter_class : shape.intra_class;
+  return (costs.step(cls) + latency).seconds() + bytes / (parts * costs.efficiency * bw);
 }
 
 Time hop_time(const GroupShape& shape, const ProtocolCosts& costs, bool inter_node, double bytes_per_link) {

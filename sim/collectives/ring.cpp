@@ -52,13 +52,13 @@ class Ring final : public Algorithm {
     run_step_plans(run, std::move(plans), [run] { run->finish(); });
   }
 
-  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
-                              const ProtocolCosts& costs) const override {
+  [[nodiscard]] double estimate_s(const CollectiveCall& call, const GroupShape& g,
+                                  const ProtocolCosts& costs) const override {
     const double n = call.bytes, p = g.size;
-    Time step{};
-    if (g.max_per_node > 1) step = hop_time(g, costs, false, n / p);
-    if (g.multi_node()) step = std::max(step, hop_time(g, costs, true, n / (g.channels * p)));
-    return costs.base_latency + static_cast<std::int64_t>(ring_steps(call.kind, g.size)) * step;
+    double step = 0;
+    if (g.max_per_node > 1) step = hop_s(g, costs, false, n, p);
+    if (g.multi_node()) step = std::max(step, hop_s(g, costs, true, n, g.channels * p));
+    return costs.base_latency.seconds() + ring_steps(call.kind, g.size) * step;
   }
 };
 

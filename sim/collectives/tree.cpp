@@ -175,8 +175,13 @@ class DoubleBinaryTree final : public Algorithm {
             });
   }
 
-  [[nodiscard]] Time estimate(const CollectiveCall& call, const GroupShape& g,
-                              const ProtocolCosts& costs) const override {
+  [[nodiscard]] double estimate_s(const CollectiveCall& call, const GroupShape& g,
+                                  const ProtocolCosts& costs) const override {
+    return estimate(call, g, costs).seconds();
+  }
+
+ private:
+  [[nodiscard]] static Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) {
     const std::int64_t chain = g.max_per_node - 1;
     const std::int64_t levels = std::bit_width(static_cast<unsigned>(g.nodes())) - 1;
     const double chunk = std::min(call.bytes / (2 * g.channels), kChunkBytes);
