@@ -149,4 +149,15 @@ LayerGrads SpLayer::backward(const Tensor& dy_in, GradBuckets* buckets) {
   return out;
 }
 
+double layer_params(const models::ModelSpec& m) {
+  double n = 0;
+  for (const auto& p : strategies::layer_param_shapes(m)) n += static_cast<double>(rt::numel(p.shape));
+  return n;
+}
+
+double model_parameters(const models::ModelSpec& model) {
+  return static_cast<double>(model.layers) * layer_params(model) +
+         static_cast<double>(model.vocab) * static_cast<double>(model.hidden);
+}
+
 }  // namespace spsim::strategies

@@ -33,6 +33,10 @@ struct ParamShape {
   rt::Shape shape;
 };
 [[nodiscard]] std::vector<ParamShape> layer_param_shapes(const models::ModelSpec& model);
+// Parameters of one layer (the elements of layer_param_shapes).
+[[nodiscard]] double layer_params(const models::ModelSpec& model);
+// Parameters of the whole model: layers × layer_params + vocab × hidden (embedding).
+[[nodiscard]] double model_parameters(const models::ModelSpec& model);
 
 struct LayerGrads {
   rt::Tensor dx;         // [B, s_local, hidden]

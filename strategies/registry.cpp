@@ -1,5 +1,6 @@
 // The strategy registry: lookup by name, option validation, and the list of built-in strategies.
 #include <algorithm>
+#include <stdexcept>
 
 #include "runtime/core/error.hpp"
 #include "strategies/strategy.hpp"
@@ -26,7 +27,14 @@ const Registry& builtin() {
   return registry;
 }
 
-void Registry::add(StrategyInfo info) { infos_.push_back(std::move(info)); }
+void Registry::add(StrategyInfo info) {
+  if (find(info.name)) throw std::logic_error("strategy registry: duplicate strategy '" + info.name + "'");
+  if (static_cast<bool>(info.closed_form) == !info.no_closed_form.empty())
+    throw std::logic_error("strategy '" + info.name + "' must register a closed form or the reason it has none");
+  if (static_cast<bool>(info.memory) == !info.no_memory.empty())
+    throw std::logic_error("strategy '" + info.name + "' must register a memory model or the reason it has none");
+  infos_.push_back(std::move(info));
+}
 
 const StrategyInfo* Registry::find(const std::string& name) const {
   auto it = std::find_if(infos_.begin(), infos_.end(), [&](const StrategyInfo& i) { return i.name == name; });

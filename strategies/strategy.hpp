@@ -14,6 +14,8 @@
 #include "models/spec.hpp"
 #include "runtime/comm.hpp"
 #include "runtime/device.hpp"
+#include "strategies/model/estimate.hpp"
+#include "strategies/model/memory.hpp"
 
 namespace spsim::strategies {
 
@@ -50,6 +52,24 @@ class AttentionStrategy {
   [[nodiscard]] virtual AttnGrads backward(const rt::Tensor& d_o) = 0;
 };
 
+// What the step program, the closed forms and the memory models read of an experiment: the analysis
+// layer's Config seen from the strategy (analysis/closed_form/closed_form.hpp builds it).
+struct StepConfig {
+  models::ModelSpec model;
+  models::Workload workload;
+  int degree = 1;   // the sequence-parallel group size
+  Options options;  // complete (every option of the strategy, defaults filled in)
+  int dp = 1;       // data-parallel replicas of the SP group
+  std::uint64_t bucket_bytes = 25ull << 20;  // DDP gradient bucket cap
+  double compute_slowdown = 0.1;             // σ: compute runs 1/(1+σ) as fast during communication
+};
+
+// A family's closed-form step time (strategies/<family>/closed_form.cpp) and memory model
+// (strategies/<family>/memory.cpp); each answers with an estimate or the reason it has none.
+using ClosedForm = std::function<Modelled<CostEstimate>(const StepConfig&, const Hardware&)>;
+using MemoryModel = std::function<Modelled<MemoryEstimate>(const StepConfig&)>;
+
+// One strategy family, registered in one place (registry.cpp calls each family's register_*).
 struct StrategyInfo {
   std::string name;
   std::string description;
@@ -59,10 +79,18 @@ struct StrategyInfo {
   // Global token positions held by `rank` (the sequence layout), in local row order.
   std::function<std::vector<std::int64_t>(int rank, int degree, std::int64_t seq_len, const Options&)> positions;
   std::function<std::unique_ptr<AttentionStrategy>(StrategyContext)> create;
+  // Exactly one of closed_form / no_closed_form is set (Registry::add checks it): the model, or why
+  // the family has none (shown in the comparison table). Likewise memory / no_memory.
+  ClosedForm closed_form;
+  std::string no_closed_form;
+  MemoryModel memory;
+  std::string no_memory;
 };
 
 class Registry {
  public:
+  // Throws std::logic_error for a duplicate name, or a family that registers neither a closed form nor
+  // the reason it has none (likewise for the memory model).
   void add(StrategyInfo info);
   [[nodiscard]] const StrategyInfo* find(const std::string& name) const;  // nullptr if unknown
   [[nodiscard]] std::vector<std::string> names() const;

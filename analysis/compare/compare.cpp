@@ -42,6 +42,8 @@ void evaluate(const SweepPoint& point, const SimulateFn& simulate, CompareRow& r
     row.memory = memory_model(*point.config);
   } catch (const InputError& e) {
     row.sim.reset();
+    row.closed = {};
+    row.memory = {};
     row.error = e.what();
   }
 }
@@ -145,6 +147,8 @@ Table compare_table(const CompareResult& result) {
     cells.push_back(sp ? format_fixed(*sp, 2) + "x" : "-");
     std::string note = result.baseline == i ? "baseline" : "";
     if (r.closed_form_flagged()) note += std::string(note.empty() ? "" : "; ") + "closed form off by more than 2%";
+    for (const std::string* why : {&r.closed.reason, &r.memory.reason})
+      if (!why->empty()) note += (note.empty() ? "" : "; ") + *why;
     cells.push_back(note);
     table.add_row(std::move(cells));
   }

@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "analysis/config/config.hpp"
-#include "analysis/closed_form/cost_model.hpp"
-#include "analysis/closed_form/memory_model.hpp"
+#include "analysis/closed_form/closed_form.hpp"
 #include "analysis/report/plot.hpp"
 #include "analysis/simulate/simulate.hpp"
 #include "analysis/config/sweep.hpp"
@@ -27,8 +26,8 @@ struct CompareRow {
   std::vector<SweepValue> values;  // one per sweep axis
   std::string error;               // why the point has no result (invalid combination, simulation error)
   std::optional<SimSummary> sim;
-  std::optional<CostEstimate> closed;
-  std::optional<MemoryEstimate> memory;
+  Modelled<CostEstimate> closed;    // the strategy's closed form, or why there is none
+  Modelled<MemoryEstimate> memory;  // its memory model, or why there is none
   [[nodiscard]] bool ok() const { return sim.has_value(); }
   // sim step / closed-form step, when both exist.
   [[nodiscard]] std::optional<double> closed_ratio() const;

@@ -3,7 +3,6 @@
 
 #include <memory>
 
-#include "analysis/closed_form/memory_model.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/trace/trace_ranks.hpp"
 #include "strategies/layer.hpp"
@@ -92,8 +91,8 @@ class RankStep {
     Tensor model_state;
     if (cfg_.workload.scope == models::Scope::model) {
       const double e = static_cast<double>(rt::dtype_bytes(cfg_.workload.dtype));
-      const double traced = (backward() ? 2 : 1) * static_cast<double>(count) * layer_params(cfg_.model) * e;
-      const double rest = 16 * model_parameters(cfg_.model) - traced;
+      const double traced = (backward() ? 2 : 1) * static_cast<double>(count) * strategies::layer_params(cfg_.model) * e;
+      const double rest = 16 * strategies::model_parameters(cfg_.model) - traced;
       if (rest > 0) model_state = input({static_cast<std::int64_t>(rest / e)});
     }
     Tensor x = input({B, n, h});

@@ -32,12 +32,20 @@ ComputeModel::ComputeModel(GpuSpec gpu, rt::DType dtype, const std::string& wher
   peak_flops_ = it->second;
 }
 
+double ComputeModel::roofline_s(rt::OpClass op_class, double flops, double bytes) const {
+  const double eff = gpu_.op_efficiency(op_class);
+  const double compute_s = flops / (peak_flops_ * eff);    // seconds
+  const double memory_s = bytes / (gpu_.hbm_Bps * eff);    // seconds
+  return std::max(compute_s, memory_s);
+}
+
 Time ComputeModel::duration(const rt::trace::ComputeOp& op) const {
   if (op.skipped) return Time{};
-  const double eff = gpu_.op_efficiency(op.op_class);
-  const double compute_s = op.flops / (peak_flops_ * eff);                         // seconds
-  const double memory_s = static_cast<double>(op.bytes()) / (gpu_.hbm_Bps * eff);  // seconds
-  return Time::from_seconds(std::max(compute_s, memory_s)) + gpu_.launch_overhead;
+  return Time::from_seconds(roofline_s(op.op_class, op.flops, static_cast<double>(op.bytes()))) + gpu_.launch_overhead;
+}
+
+double ComputeModel::duration_s(rt::OpClass op_class, double flops, double bytes) const {
+  return roofline_s(op_class, flops, bytes) + gpu_.launch_overhead.seconds();
 }
 
 }  // namespace spsim::sim

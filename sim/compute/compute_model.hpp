@@ -36,10 +36,15 @@ class ComputeModel {
   ComputeModel(GpuSpec gpu, rt::DType dtype, const std::string& where = "workload.dtype");
 
   [[nodiscard]] Time duration(const rt::trace::ComputeOp& op) const;
+  // The same model in seconds for an op of `op_class` with these FLOPs and bytes (never skipped): what
+  // the closed forms charge (analysis/closed_form/hardware_model.hpp).
+  [[nodiscard]] double duration_s(rt::OpClass op_class, double flops, double bytes) const;
   [[nodiscard]] double peak_flops() const { return peak_flops_; }  // FLOP/s for the dtype
   [[nodiscard]] const GpuSpec& gpu() const { return gpu_; }
 
  private:
+  // max(flops / (peak · eff), bytes / (HBM · eff)), seconds, without the launch overhead.
+  [[nodiscard]] double roofline_s(rt::OpClass op_class, double flops, double bytes) const;
   GpuSpec gpu_;
   double peak_flops_ = 0;  // FLOP/s
 };

@@ -177,6 +177,7 @@ TEST_CASE("strategy options may be strings or integers and are stored as strings
   spsim::strategies::StrategyInfo info;
   info.name = "fake";
   info.options = {{"chunks", "an integer option", {}, "1"}, {"mode", "a named option", {"a", "b"}, "a"}};
+  info.no_closed_form = info.no_memory = "a test strategy: no models";
   registry.add(info);
   Json doc = base();
   doc["strategy"] =
@@ -356,6 +357,7 @@ TEST_CASE("an unknown strategy lists the names of the registry it was given") {
   spsim::strategies::Registry registry;
   spsim::strategies::StrategyInfo info;
   info.name = "only_this_one";
+  info.no_closed_form = info.no_memory = "a test strategy: no models";
   registry.add(info);
   const auto err = input_error_of([&] { (void)parse_config(base(), "", registry); });  // base uses "rsa"
   REQUIRE(err.has_value());
@@ -401,6 +403,7 @@ TEST_CASE("a strategy's own constraint is an error at 'strategy' carrying its re
       return "heads " + std::to_string(p.heads) + " not divisible by " + std::to_string(degree);
     return std::nullopt;
   };
+  info.no_closed_form = info.no_memory = "a test strategy: no models";
   registry.add(info);
   Json doc = base();  // 4 heads, 32 tokens
   doc["strategy"] = Json::parse(R"({ "name": "heads_split", "degree": 2 })");

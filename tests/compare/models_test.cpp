@@ -4,9 +4,9 @@
 
 #include <cmath>
 
+#include "strategies/layer.hpp"
 #include "analysis/config/document.hpp"
-#include "analysis/closed_form/cost_model.hpp"
-#include "analysis/closed_form/memory_model.hpp"
+#include "analysis/closed_form/closed_form.hpp"
 #include "runtime/core/error.hpp"
 
 using namespace spsim::analysis;
@@ -51,13 +51,13 @@ TEST_CASE("cost model: a ring pass and ring collectives on one DGX A100") {
   CHECK(hw.ring_pass_s(mib) == doctest::Approx(8.4e-6 + 9e-6 + route + mib / link_bw).epsilon(1e-9));
   // 64 MiB all-reduce: Simple wins; 2(P−1) = 14 steps of α + n/(P·B).
   const double n = 64 * mib;
-  CHECK(hw.collective_s("all_reduce", n) == doctest::Approx(8.4e-6 + 14 * (9e-6 + route + n / (8 * link_bw))).epsilon(1e-9));
+  CHECK(hw.collective_s(spsim::rt::CommKind::all_reduce, n) == doctest::Approx(8.4e-6 + 14 * (9e-6 + route + n / (8 * link_bw))).epsilon(1e-9));
   // Reduce-scatter of the same: P−1 = 7 steps.
-  CHECK(hw.collective_s("reduce_scatter", n) == doctest::Approx(8.4e-6 + 7 * (9e-6 + route + n / (8 * link_bw))).epsilon(1e-9));
+  CHECK(hw.collective_s(spsim::rt::CommKind::reduce_scatter, n) == doctest::Approx(8.4e-6 + 7 * (9e-6 + route + n / (8 * link_bw))).epsilon(1e-9));
   // 8 KiB all-reduce: LL's 0.6 µs step beats Simple's 9 µs despite its 1/4 efficiency (NCCL's tuner
   // picks the least predicted time): 6.6 + 14·(0.6 + 1 + 8192/(8·0.25·240e9)) µs.
   const double small = 8192;
-  CHECK(hw.collective_s("all_reduce", small) ==
+  CHECK(hw.collective_s(spsim::rt::CommKind::all_reduce, small) ==
         doctest::Approx(6.6e-6 + 14 * (0.6e-6 + route + small / (8 * 0.25 * link_bw))).epsilon(1e-9));
 }
 
@@ -200,7 +200,7 @@ TEST_CASE("memory model: scope model adds 16 bytes per parameter and recomputati
   const auto a = memory_model(full), b = memory_model(recompute);
   REQUIRE(a);
   REQUIRE(b);
-  CHECK(a->model_state_bytes == doctest::Approx(16 * model_parameters(full.model)));
+  CHECK(a->model_state_bytes == doctest::Approx(16 * spsim::strategies::model_parameters(full.model)));
   CHECK(b->model_state_bytes == a->model_state_bytes);
   CHECK(b->activations_bytes < a->activations_bytes / 10);  // 31 layers keep only x instead of ~everything
   CHECK(b->peak_bytes < a->peak_bytes);

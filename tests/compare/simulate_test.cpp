@@ -7,8 +7,7 @@
 #include "analysis/config/document.hpp"
 #include "analysis/report/json.hpp"
 #include "analysis/compare/compare.hpp"
-#include "analysis/closed_form/cost_model.hpp"
-#include "analysis/closed_form/memory_model.hpp"
+#include "analysis/closed_form/closed_form.hpp"
 #include "analysis/simulate/simulate.hpp"
 #include "helpers.hpp"
 

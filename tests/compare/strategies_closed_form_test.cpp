@@ -6,8 +6,7 @@
 #include <map>
 
 #include "analysis/config/document.hpp"
-#include "analysis/closed_form/cost_model.hpp"
-#include "analysis/closed_form/memory_model.hpp"
+#include "analysis/closed_form/closed_form.hpp"
 #include "analysis/simulate/simulate.hpp"
 
 using namespace spsim::analysis;
@@ -228,10 +227,10 @@ TEST_CASE("cost model: all-to-all on one DGX A100, direct (the tuner's pick) and
   // Pairwise: 7 steps of one n/8 message: base + 7·(α + (n/8)/B), which the tuner does not prefer.
   const double n = 64.0 * (1 << 20), alpha = 9e-6 + 1e-6, bw = 240e9;
   Config c = config({{"preset", "bert-large"}}, 4096, 8, variants[0], false, "fwd+bwd");
-  CHECK(HardwareModel(c).collective_s("all_to_all", n) ==
+  CHECK(HardwareModel(c).collective_s(spsim::rt::CommKind::all_to_all, n) ==
         doctest::Approx(8.4e-6 + alpha + 7 * (n / 8) / bw).epsilon(1e-9));
   c.collectives.of(spsim::rt::CommKind::all_to_all) = "pairwise";
-  CHECK(HardwareModel(c).collective_s("all_to_all", n) ==
+  CHECK(HardwareModel(c).collective_s(spsim::rt::CommKind::all_to_all, n) ==
         doctest::Approx(8.4e-6 + 7 * (alpha + (n / 8) / bw)).epsilon(1e-9));
 }
 

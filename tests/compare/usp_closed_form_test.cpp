@@ -7,8 +7,7 @@
 #include <map>
 
 #include "analysis/config/document.hpp"
-#include "analysis/closed_form/cost_model.hpp"
-#include "analysis/closed_form/memory_model.hpp"
+#include "analysis/closed_form/closed_form.hpp"
 #include "analysis/simulate/simulate.hpp"
 
 using namespace spsim::analysis;

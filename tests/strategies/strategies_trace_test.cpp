@@ -449,3 +449,23 @@ TEST_CASE("ring: every pass but the final dK/dV hop is in flight while an attent
     }
   }
 }
+
+TEST_CASE("every registered strategy has a closed form and a memory model, or says why not") {
+  // The compare table's model columns come from here: a family without a model must state the reason
+  // (Registry::add refuses a family that does neither, or both).
+  for (const auto& name : spsim::strategies::builtin().names()) {
+    CAPTURE(name);
+    const auto& info = *spsim::strategies::builtin().find(name);
+    CHECK(static_cast<bool>(info.closed_form) != !info.no_closed_form.empty());
+    CHECK(static_cast<bool>(info.memory) != !info.no_memory.empty());
+  }
+  spsim::strategies::Registry r;
+  spsim::strategies::StrategyInfo silent;
+  silent.name = "silent";
+  CHECK_THROWS_AS(r.add(silent), std::logic_error);  // neither a model nor a reason
+  silent.no_closed_form = "no model yet";
+  CHECK_THROWS_AS(r.add(silent), std::logic_error);  // the memory model is still silent
+  silent.no_memory = "no model yet";
+  r.add(silent);
+  CHECK_THROWS_AS(r.add(silent), std::logic_error);  // a duplicate name
+}

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "strategies/layouts.hpp"
+#include "strategies/allgather_kv/allgather_kv.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {
@@ -97,6 +98,8 @@ void register_allgather_kv(Registry& registry) {
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<AllGatherKv>(std::move(ctx));
   };
+  info.closed_form = allgather_kv_closed_form;
+  info.memory = allgather_kv_memory;
   registry.add(std::move(info));
 }
 

@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "strategies/compose.hpp"
+#include "strategies/ulysses/ulysses.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {
@@ -228,6 +229,8 @@ void register_ulysses(Registry& registry) {
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<Ulysses>(std::move(ctx));
   };
+  info.closed_form = ulysses_closed_form;
+  info.memory = ulysses_memory;
   registry.add(std::move(info));
 }
 

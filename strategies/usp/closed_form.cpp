@@ -2,7 +2,7 @@
 //
 // Rank R = i·u + j sits in Ulysses group i (SP ranks i·u … i·u+u−1) and, at position i, in ring group
 // j (j, u+j, 2u+j, …). Its step is the Ulysses model's with the local attention replaced by the ring
-// model at position i on H/u heads over r = P/u groups (cost_model_ulysses.cpp, cost_model_ring.cpp):
+// model at position i on H/u heads over r = P/u groups (strategies/ulysses/closed_form.cpp, strategies/ring/closed_form.cpp):
 //   forward   [replicate K, V] + A2A_u(q, k, v) + ring_forward(i) + A2A_u(o)
 //   backward  A2A_u(dO) + ring_backward(i) + A2A_u(dq, dk, dv) [+ sum of K/V replicas]
 // where A2A_u is an all-to-all over the Ulysses group's GPUs and the ring passes run over the ring
@@ -18,14 +18,19 @@
 // backward, |K_r| = B·(Hkv·rep/u)·(s/r)·d·bytes.
 #include <numeric>
 
-#include "analysis/closed_form/cost_model_detail.hpp"
 #include "strategies/compose.hpp"
+#include "strategies/ring/ring.hpp"
+#include "strategies/ulysses/ulysses.hpp"
+#include "strategies/usp/usp.hpp"
 
-namespace spsim::analysis::detail {
+namespace spsim::strategies {
 
-CostEstimate usp_closed_form(const Config& config, const HardwareModel& hw, bool backward) {
-  const int p = config.strategy.degree;
-  const int u = strategies::usp_ulysses_degree(p, config.strategy.options);
+
+Modelled<CostEstimate> usp_closed_form(const StepConfig& config, const Hardware& hw) {
+  if (auto why = closed_form_scope(config)) return Modelled<CostEstimate>::none(*why);
+  const bool backward = config.workload.passes == models::Passes::fwd_bwd;
+  const int p = config.degree;
+  const int u = usp_ulysses_degree(p, config.options);
   // Ulysses group 0: on the uniform presets every group has the same links.
   std::vector<int> group0(static_cast<std::size_t>(u));
   std::iota(group0.begin(), group0.end(), 0);
@@ -34,7 +39,7 @@ CostEstimate usp_closed_form(const Config& config, const HardwareModel& hw, bool
   CostEstimate worst;
   for (int i = 0; i < ring.size(); ++i) {
     Timeline t;
-    t.sigma = config.simulation.compute_slowdown;
+    t.sigma = config.compute_slowdown;
     ulysses.qkv_to_heads(t);
     ring.forward(t, i);
     ulysses.o_to_sequence(t);
@@ -50,4 +55,4 @@ CostEstimate usp_closed_form(const Config& config, const HardwareModel& hw, bool
   return worst;
 }
 
-}  // namespace spsim::analysis::detail
+}  // namespace spsim::strategies

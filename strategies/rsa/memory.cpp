@@ -1,17 +1,14 @@
-// Per-rank peak memory: the moments of memory_model.hpp evaluated for one config.
-#include "analysis/closed_form/memory_model.hpp"
-
+// The memory moments of ColossalAI's Ring Self-Attention at every scope (derivation in
+// strategies/model/memory.hpp).
 #include <algorithm>
 
-#include "analysis/closed_form/memory_moments.hpp"
 #include "runtime/comm.hpp"
 #include "strategies/layer.hpp"
+#include "strategies/rsa/rsa.hpp"
 
-namespace spsim::analysis {
+namespace spsim::strategies {
 
 namespace {
-
-using detail::Moment;
 
 // Element counts of RSA on one rank, already multiplied by the dtype's size.
 struct RsaSizes {
@@ -19,12 +16,12 @@ struct RsaSizes {
   bool ring_reduction;
   bool view_kept;  // all-reduce-then-slice: the chunk is a view, the full buffer stays (strategies/rsa.cpp)
   bool staged;     // reduce-scatter of [B·Hkv, s, d] along s with B·Hkv > 1: strided chunks, packed
-  RsaSizes(const Config& c) {
+  explicit RsaSizes(const StepConfig& c) {
     const double e = static_cast<double>(rt::dtype_bytes(c.workload.dtype));
     const double b = static_cast<double>(c.workload.batch), h = static_cast<double>(c.model.heads),
                  hkv = static_cast<double>(c.model.kv_heads), d = static_cast<double>(c.model.head_dim),
                  seq = static_cast<double>(c.workload.seq_len);
-    const int p = c.strategy.degree;
+    const int p = c.degree;
     const double rows = seq / p;
     q = b * h * rows * d * e;
     k = b * hkv * rows * d * e;
@@ -32,9 +29,9 @@ struct RsaSizes {
     blk = b * h * rows * rows * e;
     f = b * hkv * seq * d * e;
     ring_bufs = std::min(p - 1, 2) * k;
-    ring_reduction = c.strategy.options.at("grad_reduction") == "ring";
-    view_kept = c.strategy.options.at("grad_reduction").rfind("allreduce_slice", 0) == 0;
-    staged = c.strategy.options.at("grad_reduction") == "reduce_scatter" &&
+    ring_reduction = c.options.at("grad_reduction") == "ring";
+    view_kept = c.options.at("grad_reduction").rfind("allreduce_slice", 0) == 0;
+    staged = c.options.at("grad_reduction") == "reduce_scatter" &&
              rt::chunks_strided({c.workload.batch * c.model.kv_heads, c.workload.seq_len, c.model.head_dim}, 1, p);
   }
   // What a dK/dV reduction holds on top of its inputs.
@@ -47,9 +44,9 @@ struct RsaSizes {
   }
 };
 
-std::vector<Moment> rsa_moments(const Config& c, bool backward) {
+std::vector<Moment> rsa_moments(const StepConfig& c, bool backward) {
   const RsaSizes z(c);
-  const int p = c.strategy.degree;
+  const int p = c.degree;
   const MemoryTerm in = backward ? MemoryTerm{"q, k, v, do inputs", 2 * z.q + 2 * z.k}
                                  : MemoryTerm{"q, k, v inputs", z.q + 2 * z.k};
   const MemoryTerm bufs{"ring buffers", z.ring_bufs}, blk{"score block", z.blk};
@@ -79,54 +76,17 @@ std::vector<Moment> rsa_moments(const Config& c, bool backward) {
 
 // Tensors strategies/layer.cpp keeps from forward to backward for one layer (without the attention
 // core's own): x, h1, o2, r1, h2 [rows, hidden]; mean/rstd of both LNs [rows]; f1, g [rows, ffn].
-double layer_saved_bytes(const Config& c) {
+double layer_saved_bytes(const StepConfig& c) {
   const double e = static_cast<double>(rt::dtype_bytes(c.workload.dtype));
-  const double rows = static_cast<double>(c.workload.batch * c.workload.seq_len / c.strategy.degree);
+  const double rows = static_cast<double>(c.workload.batch * c.workload.seq_len / c.degree);
   const double hidden = static_cast<double>(c.model.hidden), ffn = static_cast<double>(c.model.ffn_hidden);
   return (5 * rows * hidden + 4 * rows + 2 * rows * ffn) * e;
 }
 
-MemoryEstimate from_moments(const std::vector<Moment>& moments) {
-  const auto worst = std::max_element(moments.begin(), moments.end(),
-                                      [](const Moment& a, const Moment& b) { return a.total() < b.total(); });
-  MemoryEstimate e;
-  e.peak_bytes = worst->total();
-  e.peak_at = worst->name;
-  e.terms = worst->terms;
-  return e;
-}
-
-// The other strategies at attention scope (analysis/memory_moments.cpp).
-std::optional<MemoryEstimate> other_strategy(const Config& c, bool backward) {
-  if (c.workload.scope != models::Scope::attention) return std::nullopt;
-  const std::string& s = c.strategy.name;
-  if (s == "ulysses") return from_moments(detail::ulysses_moments(c, backward));
-  if (s == "ring") return from_moments(detail::ring_moments(c, backward));
-  if (s == "usp") return from_moments(detail::usp_moments(c, backward));
-  if (s != "allgather_kv") return std::nullopt;
-  MemoryEstimate e = from_moments(detail::allgather_kv_moments(c, backward));
-  if (backward)  // the full-length dK/dV partials before their reduce-scatter
-    e.full_grad_buffer_bytes = static_cast<double>(c.workload.batch * c.model.kv_heads * c.workload.seq_len *
-                                                   c.model.head_dim * rt::dtype_bytes(c.workload.dtype));
-  return e;
-}
-
 }  // namespace
 
-double layer_params(const models::ModelSpec& m) {
-  double n = 0;
-  for (const auto& p : strategies::layer_param_shapes(m)) n += static_cast<double>(rt::numel(p.shape));
-  return n;
-}
-
-double model_parameters(const models::ModelSpec& model) {
-  return static_cast<double>(model.layers) * layer_params(model) +
-         static_cast<double>(model.vocab) * static_cast<double>(model.hidden);
-}
-
-std::optional<MemoryEstimate> memory_model(const Config& c) {
+Modelled<MemoryEstimate> rsa_memory(const StepConfig& c) {
   const bool backward = c.workload.passes == models::Passes::fwd_bwd;
-  if (c.strategy.name != "rsa") return other_strategy(c, backward);
   const RsaSizes z(c);
   MemoryEstimate e = from_moments(rsa_moments(c, backward));
   e.full_grad_buffer_bytes = z.ring_reduction ? 0 : z.f;
@@ -140,7 +100,7 @@ std::optional<MemoryEstimate> memory_model(const Config& c) {
   double kept_other_layers = (layers - 1) * per_layer;
   if (c.workload.recompute) {
     const double e_bytes = static_cast<double>(rt::dtype_bytes(c.workload.dtype));
-    const double x = static_cast<double>(c.workload.batch * c.workload.seq_len / c.strategy.degree) *
+    const double x = static_cast<double>(c.workload.batch * c.workload.seq_len / c.degree) *
                      static_cast<double>(c.model.hidden) * e_bytes;
     kept_other_layers = (layers - 1) * x;  // checkpoints; the current layer is rebuilt in full
   }
@@ -159,4 +119,4 @@ std::optional<MemoryEstimate> memory_model(const Config& c) {
   return e;
 }
 
-}  // namespace spsim::analysis
+}  // namespace spsim::strategies

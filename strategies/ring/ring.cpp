@@ -20,6 +20,7 @@
 #include "runtime/cost.hpp"
 #include "strategies/compose.hpp"
 #include "strategies/layouts.hpp"
+#include "strategies/ring/ring.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {
@@ -159,6 +160,8 @@ void register_ring(Registry& registry) {
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<RingAttention>(std::move(ctx));
   };
+  info.closed_form = ring_closed_form;
+  info.memory = ring_memory;
   registry.add(std::move(info));
 }
 

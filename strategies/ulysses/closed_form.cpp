@@ -1,4 +1,4 @@
-// Closed-form step time of DeepSpeed-Ulysses (strategies/ulysses.cpp): all-to-alls around one attention.
+// Closed-form step time of DeepSpeed-Ulysses (strategies/ulysses/ulysses.cpp): all-to-alls around one attention.
 //
 // Nothing overlaps: every all-to-all is waited for before the attention that needs it, and a
 // communication op starts only once the compute issued before it has ended (sim/replay), so one rank is
@@ -8,34 +8,35 @@
 // with `fused` replacing each triple by concat + one A2A of the packed buffer + a slice and a permute
 // per tensor (and for dQ/dK/dV a permute per tensor before the concat). Every rank does the same work,
 // so the step is one rank's sum. An all-to-all of n bytes (the local tensor) costs
-// HardwareModel::collective_s("all_to_all", n) and sends (P−1)/P·n; when its chunks are strided
+// Hardware::collective_s(all_to_all, n) and sends (P−1)/P·n; when its chunks are strided
 // (rt::chunks_strided) it also copies n through a staging buffer before (pack) and after (unpack) the
 // exchange, on the communication stream. Sequence → heads ([B, P·hx, c, d] split on dim 1 into
 // [B, hx, P·c, d] on dim 2) packs when B > 1 and unpacks when B·hx > 1; heads → sequence the reverse;
 // the fused buffer [B, P, ·, d] (dim 1 both ways) packs and unpacks when B > 1; none with P = 1.
 // UlyssesExchange is the all-to-all part over a group of u ranks (u = P here; USP's Ulysses level,
-// cost_model_usp.cpp, runs it on groups of u consecutive ranks with P/u-fold shorter head-sharded
+// strategies/usp/closed_form.cpp, runs it on groups of u consecutive ranks with P/u-fold shorter head-sharded
 // sequences), UlyssesModel adds the local attention.
 #include <numeric>
 #include <utility>
 
-#include "analysis/closed_form/cost_model_detail.hpp"
+#include "strategies/ulysses/ulysses.hpp"
 
-namespace spsim::analysis::detail {
+namespace spsim::strategies {
+
 
 using rt::OpCost;
 using rt::Shape;
 using rt::Trans;
 
-UlyssesExchange::UlyssesExchange(const Config& c, const HardwareModel& hw, std::vector<int> group)
+UlyssesExchange::UlyssesExchange(const StepConfig& c, const Hardware& hw, std::vector<int> group)
     : hw_(hw),
       dt_(c.workload.dtype),
-      fused_(c.strategy.options.at("qkv_fusion") == "fused"),
+      fused_(c.options.at("qkv_fusion") == "fused"),
       group_(std::move(group)),
       u_(std::ssize(group_)),
       b_(c.workload.batch),
       h_(c.model.heads),
-      c_(c.workload.seq_len / c.strategy.degree),
+      c_(c.workload.seq_len / c.degree),
       d_(c.model.head_dim),
       rep_(c.model.kv_heads % u_ == 0 ? 1 : u_ / c.model.kv_heads),
       hkv_(c.model.kv_heads * rep_) {}  // kv head slots sent (Hkv, or u with replication)
@@ -51,7 +52,7 @@ Shape UlyssesExchange::flat(std::int64_t heads) const {
 void UlyssesExchange::all_to_all(Timeline& t, double elements, bool pack, bool unpack) const {
   const double n = elements * static_cast<double>(rt::dtype_bytes(dt_));
   const double staging = op(rt::cost::copy({static_cast<std::int64_t>(elements)}, dt_));
-  t.comm_only(hw_.collective_s("all_to_all", n, group_) + (pack ? staging : 0) + (unpack ? staging : 0),
+  t.comm_only(hw_.collective_s(rt::CommKind::all_to_all, n, group_) + (pack ? staging : 0) + (unpack ? staging : 0),
               static_cast<double>(u_ - 1) / static_cast<double>(u_) * n);
 }
 
@@ -115,18 +116,18 @@ namespace {
 // Ulysses alone: the exchange over all P ranks around one local attention on H/P heads over all s.
 class UlyssesModel {
  public:
-  UlyssesModel(const Config& c, const HardwareModel& hw)
+  UlyssesModel(const StepConfig& c, const Hardware& hw)
       : hw_(hw),
-        x_(c, hw, all_ranks(c.strategy.degree)),
+        x_(c, hw, all_ranks(c.degree)),
         dt_(c.workload.dtype),
         causal_(c.workload.causal),
-        bq_(c.workload.batch * c.model.heads / c.strategy.degree),
-        bk_(c.workload.batch * c.model.kv_heads * x_.kv_replication() / c.strategy.degree),
+        bq_(c.workload.batch * c.model.heads / c.degree),
+        bk_(c.workload.batch * c.model.kv_heads * x_.kv_replication() / c.degree),
         s_(c.workload.seq_len),
         d_(c.model.head_dim),
         positions_(static_cast<std::size_t>(s_)) {
     std::iota(positions_.begin(), positions_.end(), std::int64_t{0});
-    t_.sigma = c.simulation.compute_slowdown;
+    t_.sigma = c.compute_slowdown;
   }
 
   CostEstimate estimate(bool backward) {
@@ -155,7 +156,7 @@ class UlyssesModel {
   [[nodiscard]] Shape kh() const { return {bk_, s_, d_}; }
   [[nodiscard]] rt::Mask mask() const { return rt::Mask{causal_, &positions_, &positions_}; }
 
-  const HardwareModel& hw_;
+  const Hardware& hw_;
   UlyssesExchange x_;
   rt::DType dt_;
   bool causal_;
@@ -166,8 +167,9 @@ class UlyssesModel {
 
 }  // namespace
 
-CostEstimate ulysses_closed_form(const Config& config, const HardwareModel& hw, bool backward) {
-  return UlyssesModel(config, hw).estimate(backward);
+Modelled<CostEstimate> ulysses_closed_form(const StepConfig& config, const Hardware& hw) {
+  if (auto why = closed_form_scope(config)) return Modelled<CostEstimate>::none(*why);
+  return UlyssesModel(config, hw).estimate(config.workload.passes == models::Passes::fwd_bwd);
 }
 
-}  // namespace spsim::analysis::detail
+}  // namespace spsim::strategies

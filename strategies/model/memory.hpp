@@ -1,4 +1,6 @@
-// Closed-form per-rank peak memory of a strategy: the tensors alive at each moment of one step, summed.
+// The memory model a strategy family registers (strategies/<family>/memory.cpp): the tensors alive at
+// each moment of one step on one rank, summed; the peak is the largest moment. Each family's file
+// derives its list. Element counts below are × dtype bytes.
 //
 // Attention scope, RSA (strategies/rsa.cpp), one rank, element counts (× dtype bytes):
 //   Q = B·H·c·d (q, o, dq, do), K = B·Hkv·c·d (k, v, dk, dv, one ring buffer), c = s/P,
@@ -76,14 +78,13 @@
 // Scope "layer" is one layer's kept activations plus the attention core's backward peak above them.
 #pragma once
 
-#include <cstdint>
-#include <optional>
+#include <algorithm>
 #include <string>
 #include <vector>
 
-#include "analysis/config/config.hpp"
+#include "strategies/model/estimate.hpp"
 
-namespace spsim::analysis {
+namespace spsim::strategies {
 
 struct MemoryTerm {
   std::string name;
@@ -100,13 +101,32 @@ struct MemoryEstimate {
   double activations_bytes = 0;       // kept for backward, all layers (scope layer/model)
 };
 
-// nullopt when the strategy has no memory model yet (Ulysses, Ring Attention, USP and all-gather-KV have one
-// at attention scope only). Throws nothing for a valid config.
-[[nodiscard]] std::optional<MemoryEstimate> memory_model(const Config& config);
+// What is alive at one moment of the step; the peak is the largest moment.
+struct Moment {
+  std::string name;
+  std::vector<MemoryTerm> terms;
+  [[nodiscard]] double total() const {
+    double t = 0;
+    for (const auto& x : terms) t += x.bytes;
+    return t;
+  }
+};
 
-// Parameters of one layer (strategies/layer_param_shapes).
-[[nodiscard]] double layer_params(const models::ModelSpec& model);
-// Parameters of the whole model: layers × layer_param_shapes + vocab × hidden (embedding).
-[[nodiscard]] double model_parameters(const models::ModelSpec& model);
+// The largest moment as an estimate (its name and terms).
+[[nodiscard]] inline MemoryEstimate from_moments(const std::vector<Moment>& moments) {
+  const auto worst = std::max_element(moments.begin(), moments.end(),
+                                      [](const Moment& a, const Moment& b) { return a.total() < b.total(); });
+  MemoryEstimate e;
+  e.peak_bytes = worst->total();
+  e.peak_at = worst->name;
+  e.terms = worst->terms;
+  return e;
+}
 
-}  // namespace spsim::analysis
+// a followed by b.
+[[nodiscard]] inline std::vector<MemoryTerm> with(std::vector<MemoryTerm> a, const std::vector<MemoryTerm>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace spsim::strategies

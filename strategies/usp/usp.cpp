@@ -26,6 +26,7 @@
 
 #include "strategies/compose.hpp"
 #include "strategies/layouts.hpp"
+#include "strategies/usp/usp.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {
@@ -138,6 +139,8 @@ void register_usp(Registry& registry) {
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<Usp>(std::move(ctx));
   };
+  info.closed_form = usp_closed_form;
+  info.memory = usp_memory;
   registry.add(std::move(info));
 }
 

@@ -1,4 +1,4 @@
-// Closed-form step time of all-gather-KV context parallelism (strategies/allgather_kv.cpp).
+// Closed-form step time of all-gather-KV context parallelism (strategies/allgather_kv/allgather_kv.cpp).
 //
 // Sequential on every rank (each collective is waited for before the attention that needs it):
 //   forward   AG(K) + AG(V) + attention_forward(local queries × all s keys)
@@ -8,25 +8,29 @@
 // strided when B·Hkv > 1: the AG then unpacks and the RS packs a copy of n (rt::chunks_strided). The zigzag layout gives every
 // rank the same causal work; the model still takes the slowest rank's attention, since the collectives
 // of the backward wait for it.
-#include "analysis/closed_form/cost_model_detail.hpp"
+#include "runtime/comm.hpp"
+#include "strategies/allgather_kv/allgather_kv.hpp"
 #include "strategies/layouts.hpp"
 
-namespace spsim::analysis::detail {
+namespace spsim::strategies {
 
-CostEstimate allgather_kv_closed_form(const Config& c, const HardwareModel& hw, bool backward) {
+
+Modelled<CostEstimate> allgather_kv_closed_form(const StepConfig& c, const Hardware& hw) {
+  if (auto why = closed_form_scope(c)) return Modelled<CostEstimate>::none(*why);
+  const bool backward = c.workload.passes == models::Passes::fwd_bwd;
   const rt::DType dt = c.workload.dtype;
-  const int p = c.strategy.degree;
+  const int p = c.degree;
   const std::int64_t s = c.workload.seq_len, n = s / p, d = c.model.head_dim;
   const rt::Shape q{c.workload.batch * c.model.heads, n, d},
       kv_all{c.workload.batch * c.model.kv_heads, s, d};
   std::vector<std::int64_t> cols;
   for (int r = 0; r < p; ++r) {
-    const auto pos = strategies::zigzag_positions(r, p, s);
+    const auto pos = zigzag_positions(r, p, s);
     cols.insert(cols.end(), pos.begin(), pos.end());
   }
   double fwd = 0, bwd = 0;  // the slowest rank's attention
   for (int r = 0; r < p; ++r) {
-    const auto rows = strategies::zigzag_positions(r, p, s);
+    const auto rows = zigzag_positions(r, p, s);
     const rt::Mask m{c.workload.causal, &rows, &cols};
     fwd = std::max(fwd, attention_op_s(hw, rt::cost::attention_forward(q, kv_all, kv_all, dt, m)));
     bwd = std::max(bwd, attention_op_s(hw, rt::cost::attention_backward(q, kv_all, kv_all, dt, m)));
@@ -35,15 +39,15 @@ CostEstimate allgather_kv_closed_form(const Config& c, const HardwareModel& hw, 
                sent = (p - 1.0) / p * bytes;
   const double staging = rt::chunks_strided(kv_all, 1, p) ? hw.op_time_s(rt::cost::copy(kv_all, dt)) : 0;
   Timeline t;
-  t.sigma = c.simulation.compute_slowdown;
-  t.comm_only(2 * (hw.collective_s("all_gather", bytes) + staging), 2 * sent);
+  t.sigma = c.compute_slowdown;
+  t.comm_only(2 * (hw.collective_s(rt::CommKind::all_gather, bytes) + staging), 2 * sent);
   t.compute_only(fwd);
   t.end_forward();
   if (!backward) return t.estimate();
   t.compute_only(hw.op_time_s(rt::cost::fill(q, dt)) + 2 * hw.op_time_s(rt::cost::fill(kv_all, dt)));
   t.compute_only(bwd);
-  t.comm_only(2 * (hw.collective_s("reduce_scatter", bytes) + staging), 2 * sent);
+  t.comm_only(2 * (hw.collective_s(rt::CommKind::reduce_scatter, bytes) + staging), 2 * sent);
   return t.estimate();
 }
 
-}  // namespace spsim::analysis::detail
+}  // namespace spsim::strategies

@@ -1,65 +1,24 @@
-// The memory moments of Ulysses, Ring Attention, USP and all-gather-KV (derivations in memory_model.hpp).
-#include "analysis/closed_form/memory_moments.hpp"
+// The memory moments of Ulysses over groups of u ranks (derivation in strategies/model/memory.hpp), around
+// a local attention (ulysses) or Ring Attention (usp).
+#include "strategies/ring/ring.hpp"
+#include "strategies/model/sizes.hpp"
+#include "strategies/ulysses/ulysses.hpp"
 
-#include <algorithm>
-
-#include "runtime/comm.hpp"
-#include "strategies/compose.hpp"
-
-namespace spsim::analysis::detail {
-
-namespace {
-
-// Byte sizes of one rank's tensors, B·heads·rows·d·bytes; c = s/P local tokens.
-struct Sizes {
-  double e, q, k, lse, p;
-  explicit Sizes(const Config& c)
-      : e(static_cast<double>(rt::dtype_bytes(c.workload.dtype))),
-        q(e * static_cast<double>(c.workload.batch * c.model.heads *
-                                  (c.workload.seq_len / c.strategy.degree) * c.model.head_dim)),
-        k(q * static_cast<double>(c.model.kv_heads) / static_cast<double>(c.model.heads)),
-        lse(e *
-            static_cast<double>(c.workload.batch * c.model.heads * (c.workload.seq_len / c.strategy.degree))),
-        p(c.strategy.degree) {}
-  [[nodiscard]] MemoryTerm inputs(bool backward) const {
-    return backward ? MemoryTerm{"q, k, v, do inputs", 2 * q + 2 * k}
-                    : MemoryTerm{"q, k, v inputs", q + 2 * k};
-  }
-};
-
-std::vector<MemoryTerm> with(std::vector<MemoryTerm> a, const std::vector<MemoryTerm>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
-}  // namespace
-
-namespace {
-
-// K/V blocks a Ring Attention rank holds beyond its inputs (memory_model.hpp), k = one block.
-// Forward step 1..P−2: the block in use and the next one arriving.
-double ring_forward_buffers(int p, double k) {
-  return p >= 3 ? 4 * k : p == 2 ? 2 * k : 0;
-}
-// Backward step 2..P−2: K/V in use and arriving (4K), the accumulator in flight, the one arriving and
-// the fresh partial (6K); P = 3 has no arriving K/V at step 2 and P = 2 no step 2 at all.
-double ring_backward_buffers(int p, double k) {
-  return p >= 4 ? 10 * k : p == 3 ? 8 * k : p == 2 ? 6 * k : 0;
-}
+namespace spsim::strategies {
 
 // Ulysses over groups of u ranks around an inner attention on the head-sharded q, k, v: a local block
 // (ulysses, ring_r = 0) or Ring Attention over ring groups of ring_r ranks (usp), whose moments sit
 // on top of what the Ulysses level holds.
-std::vector<Moment> ulysses_level_moments(const Config& c, int u, int ring_r, bool backward) {
-  const Sizes z(c);
+std::vector<Moment> ulysses_level_moments(const StepConfig& c, int u, int ring_r, bool backward) {
+  const AttentionSizes z(c);
   const double rep = c.model.kv_heads % u == 0 ? 1 : static_cast<double>(u / c.model.kv_heads);
   const double kr = z.k * rep, t = z.q + 2 * kr, ones = rep * z.e;
-  const bool fused = c.strategy.options.at("qkv_fusion") == "fused";
+  const bool fused = c.options.at("qkv_fusion") == "fused";
   const MemoryTerm in = z.inputs(backward);
   // Staging buffers of the all-to-alls whose chunks are strided (rt::chunks_strided), alive from post to
   // wait: the sequence layout [B, H, c, d] when B > 1, the head layout [B, H/u, s, d] when B·H/u > 1, the
   // fused buffer [B, u, ·, d] when B > 1 (pack and unpack); none for a group of one.
-  const std::int64_t b = c.workload.batch, cl = c.workload.seq_len / c.strategy.degree, d = c.model.head_dim;
+  const std::int64_t b = c.workload.batch, cl = c.workload.seq_len / c.degree, d = c.model.head_dim;
   // A tensor of `heads_per_rank`·u heads: sequence layout split on dim 1, head layout gathered on dim 2.
   auto staging = [&](double bytes, std::int64_t heads_per_rank) {
     return (rt::chunks_strided({b, heads_per_rank * u, cl, d}, 1, u) ? bytes : 0) +
@@ -124,52 +83,9 @@ std::vector<Moment> ulysses_level_moments(const Config& c, int u, int ring_r, bo
   return m;
 }
 
-}  // namespace
-
-std::vector<Moment> ulysses_moments(const Config& c, bool backward) {
-  return ulysses_level_moments(c, c.strategy.degree, 0, backward);
+Modelled<MemoryEstimate> ulysses_memory(const StepConfig& c) {
+  if (auto why = memory_scope(c)) return Modelled<MemoryEstimate>::none(*why);
+  return from_moments(ulysses_level_moments(c, c.degree, 0, c.workload.passes == models::Passes::fwd_bwd));
 }
 
-std::vector<Moment> usp_moments(const Config& c, bool backward) {
-  const int u = strategies::usp_ulysses_degree(c.strategy.degree, c.strategy.options);
-  return ulysses_level_moments(c, u, c.strategy.degree / u, backward);
-}
-
-std::vector<Moment> ring_moments(const Config& c, bool backward) {
-  const Sizes z(c);
-  const int p = c.strategy.degree;
-  const MemoryTerm in = z.inputs(backward), o{"o, lse", z.q + z.lse};
-  std::vector<Moment> m = {
-      {"forward ring", {in, o, {"k/v blocks in use and arriving", ring_forward_buffers(p, z.k)}}}};
-  if (p >= 2) m.back().terms.push_back({"block o, lse", z.q + z.lse});
-  if (!backward) return m;
-  m.push_back({"backward ring",
-               {in,
-                o,
-                {"dq, dk, dv", z.q + 2 * z.k},
-                {"k/v blocks and dk/dv accumulators", ring_backward_buffers(p, z.k)}}});
-  return m;
-}
-
-std::vector<Moment> allgather_kv_moments(const Config& c, bool backward) {
-  const Sizes z(c);
-  const double f = z.k * z.p;  // a gathered K: B·Hkv·s·d
-  const MemoryTerm in = z.inputs(backward);
-  const std::vector<MemoryTerm> fwd = {in, {"gathered k, v", 2 * f}, {"o, lse", z.q + z.lse}};
-  // The gathered [B·Hkv, s, d] and the full-length gradients are cut along s: strided chunks when
-  // B·Hkv > 1, so both all-gathers unpack and both reduce-scatters pack through a buffer of f each.
-  const double stage = rt::chunks_strided({c.workload.batch * c.model.kv_heads, c.workload.seq_len, c.model.head_dim},
-                                          1, c.strategy.degree)
-                           ? 2 * f
-                           : 0;
-  std::vector<Moment> m = {{"forward attention", fwd}};
-  if (stage > 0) m.push_back({"forward all-gather", {in, {"gathered k, v", 2 * f}, {"all-gather staging", stage}}});
-  if (!backward) return m;
-  m.push_back({"backward attention", with(fwd, {{"dq", z.q}, {"full-length dk, dv", 2 * f}})});
-  m.push_back({"backward reduce-scatter",
-               {in, {"o", z.q}, {"dq", z.q}, {"full-length dk, dv", 2 * f}, {"dk, dv", 2 * z.k}}});
-  if (stage > 0) m.back().terms.push_back({"reduce-scatter staging", stage});
-  return m;
-}
-
-}  // namespace spsim::analysis::detail
+}  // namespace spsim::strategies

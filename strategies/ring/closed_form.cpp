@@ -1,4 +1,4 @@
-// Closed-form step time of Ring Attention (strategies/ring.cpp): blockwise attention overlapped with
+// Closed-form step time of Ring Attention (strategies/ring/ring.cpp): blockwise attention overlapped with
 // the K/V ring, per rank, the slowest rank setting the step.
 //
 // Rank r at step j holds the K/V block of owner o = (r − j) mod P; its mask (global positions of the
@@ -25,29 +25,30 @@
 // for rank P−1's last dK/dV accumulator and ends at the same instant; the simulator's summary breaks
 // such ties towards the busier rank, so both report the heavy rank's compute/comm split.) A rank sends
 // 2(P−1)·|k| forward and 4(P−1)·|k| backward.
-// RingLevel is this model for ring groups of r = P/u ranks (USP's ring level, cost_model_usp.cpp):
+// RingLevel is this model for ring groups of r = P/u ranks (USP's ring level, strategies/usp/closed_form.cpp):
 // P → r, the rank's tokens s/P → s/r, H and Hkv → H/u and Hkv·rep/u, and p = the slowest hop of the
 // ring groups j, u+j, 2u+j, … (HardwareModel::ring_pass_s over the group's members).
-#include "analysis/closed_form/cost_model_detail.hpp"
 #include "strategies/layouts.hpp"
+#include "strategies/ring/ring.hpp"
 
-namespace spsim::analysis::detail {
+namespace spsim::strategies {
+
 
 using rt::OpCost;
 using rt::Shape;
 
-RingLevel::RingLevel(const Config& c, const HardwareModel& hw, int u, std::int64_t kv_replication)
+RingLevel::RingLevel(const StepConfig& c, const Hardware& hw, int u, std::int64_t kv_replication)
     : hw_(hw),
       dt_(c.workload.dtype),
       causal_(c.workload.causal),
-      p_(c.strategy.degree / u),
+      p_(c.degree / u),
       n_(c.workload.seq_len / p_),
       bh_(c.workload.batch * c.model.heads / u),
       bkv_(c.workload.batch * c.model.kv_heads * kv_replication / u),
       d_(c.model.head_dim) {
-  const auto layout = strategies::parse_layout(c.strategy.options.at("layout"));
+  const auto layout = parse_layout(c.options.at("layout"));
   for (int owner = 0; owner < p_; ++owner)
-    positions_.push_back(strategies::layout_positions(layout, owner, p_, c.workload.seq_len));
+    positions_.push_back(layout_positions(layout, owner, p_, c.workload.seq_len));
   // Ring group j: SP ranks j, u+j, 2u+j, …; every group passes at once, each on its own hops.
   for (int j = 0; p_ > 1 && j < u; ++j) {
     std::vector<int> group;
@@ -98,13 +99,15 @@ void RingLevel::backward(Timeline& t, int r) const {
   }
 }
 
-CostEstimate ring_closed_form(const Config& config, const HardwareModel& hw, bool backward) {
+Modelled<CostEstimate> ring_closed_form(const StepConfig& config, const Hardware& hw) {
+  if (auto why = closed_form_scope(config)) return Modelled<CostEstimate>::none(*why);
+  const bool backward = config.workload.passes == models::Passes::fwd_bwd;
   // The rank whose timeline ends last.
   const RingLevel ring(config, hw, 1, 1);
   CostEstimate worst;
   for (int r = 0; r < ring.size(); ++r) {
     Timeline t;
-    t.sigma = config.simulation.compute_slowdown;
+    t.sigma = config.compute_slowdown;
     ring.forward(t, r);
     t.end_forward();
     if (backward) ring.backward(t, r);
@@ -114,4 +117,4 @@ CostEstimate ring_closed_form(const Config& config, const HardwareModel& hw, boo
   return worst;
 }
 
-}  // namespace spsim::analysis::detail
+}  // namespace spsim::strategies

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <utility>
 
+#include "strategies/rsa/rsa.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {
@@ -200,6 +201,8 @@ void register_rsa(Registry& registry) {
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<RingSelfAttention>(std::move(ctx));
   };
+  info.closed_form = rsa_closed_form;
+  info.memory = rsa_memory;
   registry.add(std::move(info));
 }
 

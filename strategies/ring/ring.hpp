@@ -1,0 +1,48 @@
+// Ring Attention's models (the SPMD code is ring.cpp): its closed form and memory model, and the ring
+// level USP reuses.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "strategies/model/scope.hpp"
+#include "strategies/strategy.hpp"
+
+namespace spsim::strategies {
+
+// Ring Attention (ring.cpp) over ring groups of r = P/u ranks on the H/u query heads (and
+// Hkv·rep/u kv heads) one Ulysses level of degree u hands each rank; u = 1 is the ring strategy.
+// Derivation in closed_form.cpp. `i`: the rank's position in its ring (its rows are the layout's
+// share i of r).
+class RingLevel {
+ public:
+  RingLevel(const StepConfig& c, const Hardware& hw, int u, std::int64_t kv_replication);
+  [[nodiscard]] int size() const { return p_; }
+  void forward(Timeline& t, int i) const;
+  void backward(Timeline& t, int i) const;
+
+ private:
+  [[nodiscard]] double op(const rt::OpCost& c) const { return hw_.op_time_s(c); }
+  [[nodiscard]] rt::Shape q() const { return {bh_, n_, d_}; }
+  [[nodiscard]] rt::Shape kv() const { return {bkv_, n_, d_}; }
+  [[nodiscard]] double kv_bytes() const;
+  [[nodiscard]] rt::Mask mask(int r, int owner) const;
+
+  const Hardware& hw_;
+  rt::DType dt_;
+  bool causal_;
+  int p_;
+  std::int64_t n_, bh_, bkv_, d_;
+  double pass_ = 0;                                   // the K and V passes of one step, seconds
+  std::vector<std::vector<std::int64_t>> positions_;  // per ring position (= per owner of a K/V block)
+};
+
+[[nodiscard]] Modelled<CostEstimate> ring_closed_form(const StepConfig& config, const Hardware& hw);
+// K/V blocks a Ring Attention rank holds beyond its inputs over a ring of p ranks, k = one block:
+// forward (the block in use and the one arriving) and backward (with the dK/dV accumulators).
+[[nodiscard]] double ring_forward_buffers(int p, double k);
+[[nodiscard]] double ring_backward_buffers(int p, double k);
+[[nodiscard]] std::vector<Moment> ring_moments(const StepConfig& c, bool backward);
+[[nodiscard]] Modelled<MemoryEstimate> ring_memory(const StepConfig& c);
+
+}  // namespace spsim::strategies
