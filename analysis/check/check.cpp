@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <future>
+#include <limits>
 #include <mutex>
 
 #include "analysis/check/check_data.hpp"
+#include "analysis/closed_form/closed_form.hpp"
 #include "analysis/check/npy.hpp"
 #include "analysis/report/table.hpp"
 #include "models/layer_params.hpp"
@@ -14,6 +16,7 @@
 #include "runtime/core/error.hpp"
 #include "runtime/threads/threads_comm.hpp"
 #include "strategies/layer.hpp"
+#include "strategies/step.hpp"
 
 namespace spsim::analysis {
 
@@ -31,37 +34,49 @@ struct RankSetup {
   const Config& cfg;
   const strategies::StrategyInfo& info;
   models::AttnProblem problem;
+  strategies::StepConfig step;  // one SP group, forward and backward, one gradient bucket
 };
 
-strategies::StrategyContext make_context(const RankSetup& s, rt::Device& dev, rt::Comm& comm) {
-  auto positions = s.info.positions(comm.rank(), comm.size(), s.problem.seq_len, s.cfg.strategy.options);
-  return strategies::StrategyContext{dev, comm, s.problem, s.cfg.strategy.options, std::move(positions)};
+// The step config of a check: the strategy on one SP group (data parallelism would only multiply the
+// summed weight gradients), forward and backward whatever workload.passes says, and every weight
+// gradient summed in one bucket at the end, so the numbers do not depend on parallel.bucket_mb.
+strategies::StepConfig check_step(const Config& cfg) {
+  strategies::StepConfig s = step_config(cfg);
+  s.dp = 1;
+  s.workload.passes = models::Passes::fwd_bwd;
+  s.bucket_bytes = std::numeric_limits<std::uint64_t>::max();
+  return s;
 }
 
 Outcome check_attention(const RankSetup& s) {
   const auto& p = s.problem;
   const std::int64_t bh = p.batch * p.heads, bkv = p.batch * p.kv_heads, S = p.seq_len, d = p.head_dim;
   const AttentionInputs in = attention_inputs(p, s.cfg.check.seed);
-  const Vec &q = in.q, &k = in.k, &v = in.v, &r = in.r;
 
   // The reference depends only on the inputs, so it runs while the ranks do: the ranks wait on each
   // other at every collective, and the reference's threads fill those gaps on otherwise idle cores.
   // Its threads split the work the same way whatever else runs, so its numbers do not change.
   auto reference = std::async(std::launch::async, [&] { return attention_reference_arrays(p, in); });
   const int P = s.cfg.strategy.degree;
-  Vec o(q.size()), dq(q.size()), dk(k.size()), dv(v.size());
+  Vec o(in.q.size()), dq(in.q.size()), dk(in.k.size()), dv(in.v.size());
   std::mutex mu;
   rt::run_ranks(P, [&](rt::Comm& comm) {
     rt::CpuDevice dev(s.cfg.check.dtype);
-    auto ctx = make_context(s, dev, comm);
-    const auto pos = ctx.positions;
-    const auto n = static_cast<std::int64_t>(pos.size());
-    auto load = [&](const Vec& g, std::int64_t a) { return dev.from_host(gather_rows(g, a, S, d, pos), {a, n, d}); };
-    auto strategy = s.info.create(std::move(ctx));
-    rt::Tensor out = strategy->forward(load(q, bh), load(k, bkv), load(v, bkv));
-    auto grads = strategy->backward(load(r, bh));
-    const Vec ho = dev.to_host(out), hq = dev.to_host(grads.dq), hk = dev.to_host(grads.dk),
-              hv = dev.to_host(grads.dv);
+    const strategies::StepData data{
+        [&](strategies::StepInput which, const rt::Shape& shape, const std::vector<std::int64_t>& pos) {
+          const Vec& global = which == strategies::StepInput::q   ? in.q
+                              : which == strategies::StepInput::k ? in.k
+                              : which == strategies::StepInput::v ? in.v
+                                                                  : in.r;
+          return dev.from_host(gather_rows(global, shape[0], S, d, pos), shape);
+        },
+        nullptr, nullptr};
+    strategies::Step step(s.step, s.info, dev, comm, data);
+    step.forward();
+    step.backward();
+    const auto& out = step.outputs();
+    const Vec ho = dev.to_host(out[0]), hq = dev.to_host(out[1]), hk = dev.to_host(out[2]), hv = dev.to_host(out[3]);
+    const auto& pos = step.positions();
     std::lock_guard lock(mu);
     scatter_rows(ho, o, bh, S, d, pos);
     scatter_rows(hq, dq, bh, S, d, pos);
@@ -70,7 +85,7 @@ Outcome check_attention(const RankSetup& s) {
   });
   const rt::Shape qs{bh, S, d}, ks{bkv, S, d};
   Outcome out;
-  out.inputs = {{"q", qs, q}, {"k", ks, k}, {"v", ks, v}, {"dO", qs, r}};
+  out.inputs = {{"q", qs, in.q}, {"k", ks, in.k}, {"v", ks, in.v}, {"dO", qs, in.r}};
   out.reference = reference.get();
   out.strategy = {{"O", qs, o}, {"dQ", qs, dq}, {"dK", ks, dk}, {"dV", ks, dv}};
   return out;
@@ -81,29 +96,31 @@ Outcome check_layer(const RankSetup& s) {
   const auto& p = s.problem;
   const std::int64_t B = p.batch, S = p.seq_len, h = m.hidden;
   const LayerInputs in = layer_inputs(m, B, S, s.cfg.check.seed);
-  const models::LayerParams& params = in.params;
-  const Vec &x = in.x, &r = in.r;
 
   auto reference = std::async(std::launch::async, [&] { return layer_reference_arrays(m, p, in); });  // as above
   const int P = s.cfg.strategy.degree;
-  Vec y(x.size()), dx(x.size());
+  Vec y(in.x.size()), dx(in.x.size());
   std::vector<Vec> dw;  // from rank 0 (the all-reduce leaves every rank the same sum)
   std::mutex mu;
   const auto shapes = strategies::layer_param_shapes(m);
   rt::run_ranks(P, [&](rt::Comm& comm) {
     rt::CpuDevice dev(s.cfg.check.dtype);
-    auto ctx = make_context(s, dev, comm);
-    const auto pos = ctx.positions;
-    const auto n = static_cast<std::int64_t>(pos.size());
-    strategies::NamedTensors weights;
-    for (const auto& ps : shapes) weights.add(ps.name, dev.from_host(params.at(ps.name).data, ps.shape));
-    strategies::SpLayer layer(std::move(ctx), s.info, m, std::move(weights));
-    rt::Tensor out = layer.forward(dev.from_host(gather_rows(x, B, S, h, pos), {B, n, h}));
-    auto grads = layer.backward(dev.from_host(gather_rows(r, B, S, h, pos), {B, n, h}));
-    const Vec hy = dev.to_host(out), hdx = dev.to_host(grads.dx);
+    const strategies::StepData data{
+        [&](strategies::StepInput which, const rt::Shape& shape, const std::vector<std::int64_t>& pos) {
+          return dev.from_host(gather_rows(which == strategies::StepInput::x ? in.x : in.r, B, S, h, pos), shape);
+        },
+        [&](int, const std::string& name, const rt::Shape& shape) {
+          return dev.from_host(in.params.at(name).data, shape);
+        },
+        nullptr};
+    strategies::Step step(s.step, s.info, dev, comm, data);
+    step.forward();
+    step.backward();
+    const Vec hy = dev.to_host(step.outputs()[0]), hdx = dev.to_host(step.outputs()[1]);
     std::vector<Vec> hw;
     if (comm.rank() == 0)
-      for (const auto& t : grads.weights.tensors) hw.push_back(dev.to_host(t));
+      for (const auto& t : step.weight_grads().tensors) hw.push_back(dev.to_host(t));
+    const auto& pos = step.positions();
     std::lock_guard lock(mu);
     scatter_rows(hy, y, B, S, h, pos);
     scatter_rows(hdx, dx, B, S, h, pos);
@@ -111,8 +128,8 @@ Outcome check_layer(const RankSetup& s) {
   });
   const rt::Shape xs{B, S, h};
   Outcome out;
-  out.inputs = {{"x", xs, x}, {"dY", xs, r}};
-  for (const auto& ps : shapes) out.inputs.push_back({ps.name, ps.shape, params.at(ps.name).data});
+  out.inputs = {{"x", xs, in.x}, {"dY", xs, in.r}};
+  for (const auto& ps : shapes) out.inputs.push_back({ps.name, ps.shape, in.params.at(ps.name).data});
   out.reference = reference.get();
   out.strategy = {{"Y", xs, y}, {"dX", xs, dx}};
   for (std::size_t i = 0; i < shapes.size(); ++i)
@@ -150,11 +167,10 @@ bool CheckResult::pass() const {
 }
 
 CheckResult run_check(const Config& cfg, const CheckOptions& options) {
-  const auto* info = strategies::builtin().find(cfg.strategy.name);
-  if (!info) throw InputError("strategy.name", "unknown strategy '" + cfg.strategy.name + "'");
+  const auto& info = cfg.strategy.info();
   if (cfg.workload.scope == models::Scope::model)
     throw InputError("workload.scope", "'model' is not supported by check; valid choices: attention, layer");
-  RankSetup setup{cfg, *info, models::attention_problem(cfg.model, cfg.workload)};
+  RankSetup setup{cfg, info, models::attention_problem(cfg.model, cfg.workload), check_step(cfg)};
   const Outcome o = cfg.workload.scope == models::Scope::layer ? check_layer(setup) : check_attention(setup);
   if (!options.dump_dir.empty()) dump(o, options.dump_dir);
 

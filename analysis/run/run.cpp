@@ -11,7 +11,9 @@
 
 #include "analysis/check/check_data.hpp"
 #include "runtime/core/error.hpp"
+#include "analysis/closed_form/closed_form.hpp"
 #include "strategies/layer.hpp"
+#include "strategies/step.hpp"
 
 namespace spsim::analysis {
 
@@ -79,7 +81,8 @@ class Gatherer {
   rt::Comm& comm_;
 };
 
-// One rank of the run: its shard of the check inputs on the device, and one timed iteration at a time.
+// One rank of the run: its shard of the check inputs on the device, and one timed iteration at a time
+// of the step program (strategies/step.hpp) on them.
 class RankRun {
  public:
   RankRun(const Config& cfg, const strategies::StrategyInfo& info, rt::TimedDevice& dev, rt::TimedComm& comm)
@@ -87,6 +90,7 @@ class RankRun {
         info_(info),
         dev_(dev),
         comm_(comm),
+        step_(run_step(cfg)),
         problem_(models::attention_problem(cfg.model, cfg.workload)) {
     positions_ = info.positions(comm.rank(), comm.size(), problem_.seq_len, cfg.strategy.options);
     if (layer())
@@ -102,23 +106,13 @@ class RankRun {
     comm_.reset();
     dev_.reset();
     auto t0 = Clock::now();
-    if (layer()) {
-      strategies::SpLayer sp(context(), info_, cfg_.model, weights_);
-      outputs_ = {sp.forward(inputs_[0])};
-      finish_phase(it.forward_s, it.comm_forward_s, t0);
-      // Weight gradients in DDP buckets, as the simulated step reduces them (analysis/sim_trace.cpp).
-      strategies::GradBuckets buckets(comm_, cfg_.parallel.bucket_bytes());
-      auto g = sp.backward(inputs_[1], &buckets);
-      buckets.finish();
-      outputs_.push_back(g.dx);
-      weight_grads_ = std::move(g.weights);
-    } else {
-      auto strategy = info_.create(context());
-      outputs_ = {strategy->forward(inputs_[0], inputs_[1], inputs_[2])};
-      finish_phase(it.forward_s, it.comm_forward_s, t0);
-      auto g = strategy->backward(inputs_[3]);
-      outputs_.insert(outputs_.end(), {g.dq, g.dk, g.dv});
-    }
+    // Weight gradients in DDP buckets of parallel.bucket_mb, as the simulated step reduces them.
+    strategies::Step step(step_, info_, dev_, comm_, data());
+    step.forward();
+    finish_phase(it.forward_s, it.comm_forward_s, t0);
+    step.backward();
+    outputs_ = step.outputs();
+    if (layer()) weight_grads_ = step.weight_grads();
     dev_.synchronize();
     it.backward_s = since(t0);
     it.comm_backward_s = blocked_total(comm_.stats()) - it.comm_forward_s;
@@ -151,8 +145,31 @@ class RankRun {
   [[nodiscard]] const models::AttnProblem& problem() const { return problem_; }
 
  private:
-  strategies::StrategyContext context() {
-    return strategies::StrategyContext{dev_, comm_, problem_, cfg_.strategy.options, positions_};
+  // A run is one SP group (run_config rejects dp > 1) doing forward and backward.
+  static strategies::StepConfig run_step(const Config& cfg) {
+    strategies::StepConfig s = step_config(cfg);
+    s.workload.passes = models::Passes::fwd_bwd;
+    return s;
+  }
+
+  // The step's inputs are the loaded shards and weights (made once, reused by every iteration).
+  [[nodiscard]] strategies::StepData data() {
+    return {[this](strategies::StepInput which, const rt::Shape&, const std::vector<std::int64_t>&) {
+              switch (which) {
+                case strategies::StepInput::q:
+                case strategies::StepInput::x:
+                  return inputs_[0];
+                case strategies::StepInput::k:
+                case strategies::StepInput::d_y:
+                  return inputs_[1];
+                case strategies::StepInput::v:
+                  return inputs_[2];
+                case strategies::StepInput::d_o:
+                  return inputs_[3];
+              }
+              return rt::Tensor();
+            },
+            [this](int, const std::string& name, const rt::Shape&) { return weights_.at(name); }, nullptr};
   }
 
   // Ends a phase: waits for the device, records the phase's wall time and blocked communication.
@@ -187,6 +204,7 @@ class RankRun {
   const strategies::StrategyInfo& info_;
   rt::TimedDevice& dev_;
   rt::TimedComm& comm_;
+  strategies::StepConfig step_;
   models::AttnProblem problem_;
   std::vector<std::int64_t> positions_;
   std::vector<rt::Tensor> inputs_;
@@ -247,8 +265,7 @@ Spread spread_of(std::vector<double> v) {
 }
 
 RunMeasurement run_strategy(const Config& cfg, rt::Device& dev, rt::Comm& comm, const RunOptions& options) {
-  const auto* info = strategies::builtin().find(cfg.strategy.name);
-  if (!info) throw InputError("strategy.name", "unknown strategy '" + cfg.strategy.name + "'");
+  const auto* info = &cfg.strategy.info();
   rt::TimedComm timed(comm, options.sync_collectives);
   rt::TimedDevice timed_dev(dev);
   RankRun run(cfg, *info, timed_dev, timed);
@@ -287,8 +304,7 @@ Config run_config(const Config& config, int world_size, rt::DType dtype,
   if (config.parallel.dp != 1)
     throw InputError("parallel.dp", "run executes one SP group on the job's ranks; dp " +
                                         std::to_string(config.parallel.dp) + " is not supported (use dp 1)");
-  const auto* info = strategies::builtin().find(config.strategy.name);
-  if (!info) throw InputError("strategy.name", "unknown strategy '" + config.strategy.name + "'");
+  const auto* info = &config.strategy.info();
   Config c = config;
   c.strategy.degree = world_size;
   if (auto why = info->check(models::attention_problem(c.model, c.workload), world_size, c.strategy.options))
