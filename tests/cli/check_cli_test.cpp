@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run_cli.hpp"
+#include "tests/cli/run_cli.hpp"
 
 using namespace spsim_test;
 

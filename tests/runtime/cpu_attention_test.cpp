@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "cpu_test_util.hpp"
+#include "tests/runtime/cpu_test_util.hpp"
 
 namespace spsim::rt {
 namespace {

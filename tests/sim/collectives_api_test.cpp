@@ -4,7 +4,7 @@
 #include "analysis/config/cluster.hpp"
 #include "runtime/core/error.hpp"
 #include "sim/collectives/collectives.hpp"
-#include "topologies.hpp"
+#include "tests/sim/topologies.hpp"
 
 using namespace spsim::sim;
 using spsim::analysis::preset_cluster;

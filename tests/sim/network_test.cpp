@@ -6,7 +6,7 @@
 
 #include <map>
 
-#include "topologies.hpp"
+#include "tests/sim/topologies.hpp"
 
 using namespace spsim::sim;
 

@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-#include "tests/analysis/helpers.hpp"
+#include "tests/support/helpers.hpp"
 
 using spsim::analysis::expand_sweep;
 using spsim::analysis::Json;

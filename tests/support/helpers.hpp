@@ -1,4 +1,4 @@
-// Shared helpers for the analysis tests: temporary folders, files, and capturing an InputError.
+// Shared helpers for the tests: temporary folders, files, whole-file reads and capturing an InputError.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -47,6 +47,11 @@ inline std::optional<InputError> input_error_of(const std::function<void()>& f) 
     return e;
   }
   return std::nullopt;
+}
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 inline bool contains(const std::string& text, const std::string& part) {

@@ -9,7 +9,7 @@
 #include "analysis/compare/compare.hpp"
 #include "analysis/closed_form/closed_form.hpp"
 #include "analysis/simulate/simulate.hpp"
-#include "helpers.hpp"
+#include "tests/support/helpers.hpp"
 
 using namespace spsim::analysis;
 

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tests/analysis/helpers.hpp"
+#include "tests/support/helpers.hpp"
 
 using spsim::analysis::npy_header;
 using spsim::analysis::write_npy;

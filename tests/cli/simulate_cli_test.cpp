@@ -1,7 +1,7 @@
 // `spsim simulate` end to end: --json is deterministic and starts with schema_version, bad input exits 2.
 #include <doctest/doctest.h>
 
-#include "../cli/run_cli.hpp"
+#include "tests/cli/run_cli.hpp"
 
 using spsim_test::run_spsim;
 using spsim_test::source_path;

@@ -9,7 +9,7 @@
 #include "analysis/report/json.hpp"
 #include "analysis/simulate/simulate.hpp"
 #include "analysis/compare/compare.hpp"
-#include "helpers.hpp"
+#include "tests/support/helpers.hpp"
 #include "runtime/core/error.hpp"
 
 using namespace spsim::analysis;

@@ -1,6 +1,6 @@
-# tests/run: unit tests of run/calibrate pieces (test_run), and `spsim run` / `spsim calibrate` launched
+# tests/analysis/run: unit tests of the run pieces (test_analysis_run), and `spsim run` / `spsim calibrate` launched
 # under mpirun (checked by tools/expect_run.sh: exit status, time bound, output patterns).
-add_test(NAME run COMMAND test_run)
+add_test(NAME analysis_run COMMAND test_analysis_run)
 
 if(spsim_have_mpi)
   # As tests/mpi: run as root in CI containers, 3-4 ranks on 2 cores, no CMA single-copy.

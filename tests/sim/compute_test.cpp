@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "analysis/config/hardware.hpp"
-#include "helpers.hpp"
+#include "tests/sim/replay_helpers.hpp"
 #include "runtime/cost.hpp"
 #include "runtime/core/error.hpp"
 

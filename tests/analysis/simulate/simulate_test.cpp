@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "../cli/run_cli.hpp"
+#include "tests/cli/run_cli.hpp"
 #include "runtime/core/error.hpp"
 
 using namespace spsim;

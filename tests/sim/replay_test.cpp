@@ -6,7 +6,7 @@
 
 #include <stdexcept>
 
-#include "helpers.hpp"
+#include "tests/sim/replay_helpers.hpp"
 #include "runtime/core/error.hpp"
 #include "sim/memory/memory.hpp"
 

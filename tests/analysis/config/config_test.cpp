@@ -11,7 +11,7 @@
 #include <functional>
 
 #include "analysis/config/model.hpp"
-#include "tests/analysis/helpers.hpp"
+#include "tests/support/helpers.hpp"
 
 using spsim::analysis::Json;
 using spsim::analysis::parse_config;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "analysis/config/config.hpp"
-#include "tests/analysis/helpers.hpp"
+#include "tests/support/helpers.hpp"
 
 using spsim::analysis::Json;
 using spsim::analysis::load_model_preset;

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../cli/run_cli.hpp"
-#include "helpers.hpp"
+#include "tests/cli/run_cli.hpp"
+#include "tests/support/helpers.hpp"
 
 using namespace spsim_test;
 using spsim::test::slurp;
