@@ -163,9 +163,10 @@ std::string render_compare(const CompareResult& result) {
   out += compare_table(result).to_text();
   out +=
       "\nstep: simulated step time; compute / exposed comm: of the rank that finishes last; sent: bytes the\n"
-      "busiest rank puts on links; peak mem: simulated per-rank peak; model mem: closed-form peak\n"
-      "(analysis/memory_model.hpp); closed form: alpha-beta-gamma time (analysis/cost_model.hpp); sim/closed\n"
-      "marked '!' when they differ by more than 2%; speedup: baseline step / this step.\n";
+      "busiest rank puts on links; peak mem: simulated per-rank peak; model mem: the strategy's memory model\n"
+      "(strategies/<family>/memory.cpp); closed form: its alpha-beta-gamma time (strategies/<family>/\n"
+      "closed_form.cpp); sim/closed marked '!' when they differ by more than 2%; speedup: baseline step /\n"
+      "this step; note: why a model column is n/a.\n";
   return out;
 }
 

@@ -18,7 +18,7 @@
 namespace spsim::analysis {
 
 // A closed form further than this from the simulated time is flagged: on an uncontended cluster the
-// two compute the same model and agree to rounding (tests/compare/), so a gap means contention the
+// two compute the same model and agree to rounding (tests/analysis/closed_form/), so a gap means contention the
 // closed form ignores, an algorithm it does not model, or a bug in one of them.
 inline constexpr double closed_form_tolerance = 0.02;
 

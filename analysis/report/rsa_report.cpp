@@ -288,7 +288,7 @@ std::string answers(const ReportData& d) {
     << " with reduce-scatter,\n" << f.oom_ring << " with ring, " << f.oom_rs_only
     << " where only reduce-scatter is. The ring's memory advantage matters where the gradient\nbuffer "
     << "dominates: fused attention without score rows (Ring Attention), or s/P near the head dimension.\n\n";
-  o << "The closed-form α-β-γ model (analysis/cost_model.hpp) reproduces the simulated step within "
+  o << "The closed-form α-β-γ model (strategies/rsa/closed_form.cpp) reproduces the simulated step within "
     << range_text(f.closed_ratio, 3) << " (sim / closed form) over every point below.\n\n";
   return o.str();
 }
@@ -341,7 +341,7 @@ std::string render_report(const ReportData& d, const std::vector<std::vector<std
          "dK+dV reduction sent: bytes one rank sends for the two key-side reductions; total sent adds the\n"
          "ring passes of K and V (the same in every variant). Exposed comm: communication no compute hides.\n"
          "Peak mem: the simulator's per-rank peak of live tensors (OOM against 80 GB); full dK/dV buffer:\n"
-         "the full-length partial sum the variant allocates (analysis/memory_model.hpp).\n\n";
+         "the full-length partial sum the variant allocates (strategies/rsa/memory.cpp).\n\n";
   for (std::size_t i = 0; i < d.experiments.size(); ++i)
     out += experiment_section(d, i, i < plot_files.size() ? plot_files[i] : std::vector<std::string>{});
   out +=

@@ -67,7 +67,7 @@ struct SimulateOptions {
   std::vector<GanttBar>* bars = nullptr;
 };
 
-// Traces config's strategy on strategy.degree ranks (analysis/sim_trace.hpp), replays the traces on the
+// Traces config's strategy on strategy.degree ranks (strategies/step.hpp), replays the traces on the
 // config's cluster (sim/replay) and summarises. Throws InputError for bad input: a sweep template
 // (run compare instead), a degree larger than the cluster (strategy.degree), an unknown cluster
 // preset/GPU, a collective algorithm that cannot run (collectives.<kind>), a dtype the GPU lacks.

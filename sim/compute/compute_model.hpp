@@ -18,7 +18,7 @@
 //   A100 (312 TFLOP/s bf16): forward 5.498e11 × 373.4 /s = 205.3 TFLOP/s → eff 0.66;
 //   forward+backward (5.498e11 + 1.374e12) × 94.7 /s = 182.2 TFLOP/s; with the forward at 0.66 the
 //   backward takes 1/94.7 − 1/373.4 = 7.88 ms → 174.3 TFLOP/s → eff 0.56.
-// tests/replay/compute_test.cpp checks the model reproduces both rates within 10%.
+// tests/sim/compute_test.cpp checks the model reproduces both rates within 10%.
 #pragma once
 
 #include <string>

@@ -2,12 +2,12 @@
 // each moment of one step on one rank, summed; the peak is the largest moment. Each family's file
 // derives its list. Element counts below are × dtype bytes.
 //
-// Attention scope, RSA (strategies/rsa.cpp), one rank, element counts (× dtype bytes):
+// Attention scope, RSA (strategies/rsa/rsa.cpp), one rank, element counts (× dtype bytes):
 //   Q = B·H·c·d (q, o, dq, do), K = B·Hkv·c·d (k, v, dk, dv, one ring buffer), c = s/P,
 //   S = B·H·c·s (the s/P × s score rows: scores, probs, dprobs, dscores), Bk = B·H·c·c (one block),
 //   F = B·Hkv·s·d (the full-length dK/dV partial sum of the all-reduce and reduce-scatter variants),
 //   R = min(P−1, 2) ring buffers in flight (the chunk being used and the one arriving).
-// The harness (analysis/sim_trace.cpp) creates q, k, v and do before the step and keeps them
+// The harness (strategies/step.hpp) creates q, k, v and do before the step and keeps them
 // (In = 2Q + 2K; Q + 2K for passes "fwd"), and holds o from the forward on.
 //   forward   K ring     In + S + R·K + Bk                          (scores, buffers, one block)
 //             softmax    In + 2S                                    (scores, probs)
@@ -22,7 +22,7 @@
 //             dq ring    In + Q + 2S + K + Q + R·K + Bk             (probs freed; dq)
 //             dK reduce  In + Q + 2S + K + Q + red
 //
-// Ulysses (strategies/ulysses.cpp; analysis/memory_moments.cpp), T = Q + 2Kr the head-sharded q, k, v
+// Ulysses (strategies/ulysses/ulysses.cpp; strategies/<family>/memory.cpp), T = Q + 2Kr the head-sharded q, k, v
 // (Kr = rep·K, rep = P/Hkv copies of each kv head when Hkv < P, else 1), L = B·H·c lse:
 //   forward   to heads    In + [2Kr replicated k, v] + T            (fused: + 2T packed send and receive
 //                                                                   + max_i(prefix_i + 2·x_i) for the
@@ -32,13 +32,13 @@
 //             to sequence In + Q + Q + T + T                        (q, k, v, o, lse freed; fused: + 4T for
 //                                                                   the permuted parts, send, receive, slices)
 //             replicas    In + Q + Q + T + T + 2K + rep             (replicated gradients summed into dk, dv)
-// Ring Attention (strategies/ring.cpp), L = B·H·c, o and lse kept from the forward:
+// Ring Attention (strategies/ring/ring.cpp), L = B·H·c, o and lse kept from the forward:
 //   forward   In + Q + L + (4K for P ≥ 3, 2K for P = 2) + Q + L      (K/V in use and arriving, a block's o, lse)
 //   backward  In + Q + L + (Q + 2K) + X                              (dq, dk, dv; X = 10K for P ≥ 4: K/V in use
 //                                                                   and arriving, accumulator in flight, the one
 //                                                                   arriving, the fresh partial; 8K at P = 3, 6K
 //                                                                   at P = 2)
-// USP (strategies/usp.cpp; u = ulysses_degree, r = P/u): the Ulysses list above with u for P
+// USP (strategies/usp/usp.cpp; u = ulysses_degree, r = P/u): the Ulysses list above with u for P
 // (Kr = rep·K, rep = u/Hkv when Hkv < u), and Ring Attention on the head-sharded q, k, v inside it.
 // The ring level's tensors have the sizes of Ring Attention's with K → Kr: its q, o are H/u heads ×
 // s/r tokens = Q, its K/V blocks Kr, its lse L. Two moments change:
@@ -50,7 +50,7 @@
 // the other moments are Ulysses' (the ring frees its q, k, v, o, lse at the end of its backward, as the
 // local attention does). u = P gives Ulysses' list (r = 1), u = 1 Ring Attention's plus the head-
 // layout copies of a group of one (T forward and backward).
-// all-gather-KV (strategies/allgather_kv.cpp), F = B·Hkv·s·d the gathered K:
+// all-gather-KV (strategies/allgather_kv/allgather_kv.cpp), F = B·Hkv·s·d the gathered K:
 //   forward   In + 2F + Q + L;   backward attention In + 2F + Q + L + Q + 2F;
 //   reduce-scatter In + Q + Q + 2F + 2K (gathered K, V and lse freed).
 // Staging (rt::chunks_strided): a collective whose chunks are strided holds a copy of its tensor from
@@ -71,7 +71,7 @@
 //   (2·rows·ffn), q, k, v (Q + 2K) and for RSA the probs S; rows = B·s/P.
 //   With workload.recompute only each layer's input x is kept, and one layer's activations are rebuilt
 //   during its backward (Chen et al. 2016).
-// The traced step (analysis/sim_trace.cpp) holds the same 16 bytes per parameter, except that each
+// The traced step (strategies/step.hpp) holds the same 16 bytes per parameter, except that each
 // layer's gradients are allocated during its backward (as PyTorch does after zero_grad(set_to_none)),
 // when later layers' activations are already freed: this model, which counts all gradients and all
 // activations at once, is an upper bound on the traced peak for scope "model".

@@ -4,7 +4,7 @@
 
 namespace spsim::strategies {
 
-// K/V blocks a Ring Attention rank holds beyond its inputs (memory_model.hpp), k = one block.
+// K/V blocks a Ring Attention rank holds beyond its inputs (strategies/model/memory.hpp), k = one block.
 // Forward step 1..P−2: the block in use and the next one arriving.
 double ring_forward_buffers(int p, double k) {
   return p >= 3 ? 4 * k : p == 2 ? 2 * k : 0;

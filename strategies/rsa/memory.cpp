@@ -14,7 +14,7 @@ namespace {
 struct RsaSizes {
   double q, k, s, blk, f, ring_bufs;
   bool ring_reduction;
-  bool view_kept;  // all-reduce-then-slice: the chunk is a view, the full buffer stays (strategies/rsa.cpp)
+  bool view_kept;  // all-reduce-then-slice: the chunk is a view, the full buffer stays (strategies/rsa/rsa.cpp)
   bool staged;     // reduce-scatter of [B·Hkv, s, d] along s with B·Hkv > 1: strided chunks, packed
   explicit RsaSizes(const StepConfig& c) {
     const double e = static_cast<double>(rt::dtype_bytes(c.workload.dtype));

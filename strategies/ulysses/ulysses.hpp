@@ -11,7 +11,7 @@
 
 namespace spsim::strategies {
 
-// The all-to-alls of one Ulysses group (strategies/ulysses.cpp) around an attention on H/u heads;
+// The all-to-alls of one Ulysses group (strategies/ulysses/ulysses.cpp) around an attention on H/u heads;
 // derivation in closed_form.cpp. `group`: the group's SP ranks (u = its size); every member
 // holds c = s/P tokens of each sequence-sharded tensor.
 class UlyssesExchange {

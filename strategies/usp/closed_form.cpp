@@ -1,4 +1,4 @@
-// Closed-form step time of USP (strategies/usp.cpp): the Ulysses all-to-alls around Ring Attention.
+// Closed-form step time of USP (strategies/usp/usp.cpp): the Ulysses all-to-alls around Ring Attention.
 //
 // Rank R = i·u + j sits in Ulysses group i (SP ranks i·u … i·u+u−1) and, at position i, in ring group
 // j (j, u+j, 2u+j, …). Its step is the Ulysses model's with the local attention replaced by the ring

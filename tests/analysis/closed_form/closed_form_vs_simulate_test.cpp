@@ -30,8 +30,8 @@ const std::vector<std::string> variants = {"allreduce_slice_div", "allreduce_sli
 }  // namespace
 
 TEST_CASE("closed form vs simulator: within 2% for every RSA variant on uncontended single-node presets") {
-  // The closed form (analysis/cost_model.hpp) is derived by hand, not from the replay: γ = the
-  // roofline of DESIGN.md §6 applied to the op shapes of strategies/rsa.cpp; α-β = ring collectives
+  // The closed form (analysis/closed_form/closed_form.hpp) is derived by hand, not from the replay: γ = the
+  // roofline of DESIGN.md §6 applied to the op shapes of strategies/rsa/rsa.cpp; α-β = ring collectives
   // 2(P−1)(α + nβ/P) and (P−1)(α + nβ/P) and one sendrecv α + nβ per ring pass, with α, β from the
   // cluster's links and NCCL's protocol table; overlap = per ring step max(t_pass, t_compute + σ/(1+σ)·t_pass)
   // with σ the compute slowdown during communication. One SP group on one node is uncontended: every
@@ -69,7 +69,7 @@ TEST_CASE("closed form vs simulator: within 2% for every RSA variant on unconten
 }
 
 TEST_CASE("memory model vs simulator: the hand-derived RSA peaks are the traced peaks") {
-  // tests/compare/models_test.cpp derives 28672 bytes (allreduce_slice), 28672 (reduce_scatter) and 14592
+  // tests/analysis/closed_form/models_test.cpp derives 28672 bytes (allreduce_slice), 28672 (reduce_scatter) and 14592
   // bytes (ring) for B = 1, H = 2, d = 32, s = 64, P = 8, bf16; the simulator tracks the trace's
   // allocations and frees.
   const Json model = {{"hidden", 64}, {"heads", 2}, {"head_dim", 32}};

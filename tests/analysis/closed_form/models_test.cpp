@@ -92,7 +92,7 @@ TEST_CASE("memory model: RSA peak by hand for a small shape, all-reduce-then-sli
   //   Q = K = 2·8·32·2 = 1024, S = 2·8·64·2 = 2048, block = 2·8·8·2 = 256, F = 2·64·32·2 = 8192,
   //   two ring buffers = 2048; the harness's q, k, v, do = 4096 for the whole step, o = 1024 from the
   //   forward's V ring on.
-  // Moments (memory_model.hpp, from the allocation order of strategies/rsa.cpp):
+  // Moments (strategies/model/memory.hpp, from the allocation order of strategies/rsa/rsa.cpp):
   //   forward K ring 4096 + 2048 + 2048 + 256 = 8448; softmax 4096 + 4096 = 8192;
   //   forward V ring 4096 + 4096 + 1024 + 2048 + 256 = 11520; backward V ring 4096 + 1024 + 4096 + 2048
   //   + 256 = 11520; softmax' 4096 + 1024 + 6144 + 1024 = 12288; dq ring 4096 + 1024 + 4096 + 1024 + 1024
@@ -102,7 +102,7 @@ TEST_CASE("memory model: RSA peak by hand for a small shape, all-reduce-then-sli
   //       4096 + 1024 + 4096 + 17408 = 26624);
   //     allreduce_slice: F + owned chunk (the all-reduce is in place, the slice a new tensor) and,
   //       from the dV reduction on, the full dV buffer F that the dV chunk keeps alive (a view in
-  //       PyTorch; strategies/rsa.cpp): 11264 + 9216 + 8192 = 28672;
+  //       PyTorch; strategies/rsa/rsa.cpp): 11264 + 9216 + 8192 = 28672;
   //     ring: accumulator + incoming + partial + block = 3·1024 + 256 = 3328 → 14592.
   const Json model = {{"hidden", 64}, {"heads", 2}, {"head_dim", 32}};
   const auto ar = memory_model(rsa_config(8, 64, "allreduce_slice", model));
@@ -136,10 +136,10 @@ TEST_CASE("memory model: at realistic lengths the s/P × s score rows set the pe
 
 namespace {
 
-// An independent evaluation of the two peaks of memory_model.hpp that can be largest once S or F
+// An independent evaluation of the two peaks of strategies/model/memory.hpp that can be largest once S or F
 // dominates (bytes, bf16): the backward softmax and the dK reduction.
 // All-reduce-then-slice also keeps the full dV buffer F alive after the dV reduction (its chunk is a
-// view in PyTorch; strategies/rsa.cpp).
+// view in PyTorch; strategies/rsa/rsa.cpp).
 double peak_by_hand(double b, double h, double d, double s, double p, bool ring) {
   const double c = s / p, e = 2, q = b * h * c * d * e, k = q, S = b * h * c * s * e, F = b * h * s * d * e;
   const double blk = b * h * c * c * e, in = q + 2 * k, held = 2 * q, dv_view = ring ? 0 : F;

@@ -175,7 +175,7 @@ TEST_CASE("memory model vs simulator: every strategy and option is the traced pe
 
 TEST_CASE("memory model vs simulator: batch 2, with the staging buffers of strided chunks") {
   // B = 2: the sequence-layout all-to-alls, the fused buffer and every dim-1 collective stage (pack and
-  // unpack buffers alive from post to wait); the moments (analysis/memory_moments.cpp) must still be
+  // unpack buffers alive from post to wait); the moments (strategies/<family>/memory.cpp) must still be
   // the traced peak, to the byte.
   std::vector<Variant> vs = variants;
   vs.push_back(replicate_separate);

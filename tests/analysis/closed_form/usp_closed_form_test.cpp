@@ -52,7 +52,7 @@ void expect_agrees(const Config& cfg, bool exact_bytes, double& worst) {
 }  // namespace
 
 TEST_CASE("closed form vs simulator: USP within 2% for every Ulysses degree on one node") {
-  // The closed form (analysis/cost_model_usp.cpp) is Ulysses' all-to-alls over the u GPUs of a group
+  // The closed form (strategies/usp/closed_form.cpp) is Ulysses' all-to-alls over the u GPUs of a group
   // (direct: base + α + (u−1)·(n/u)β on one NVSwitch) around the Ring Attention model at each ring
   // position on H/u heads over r = P/u groups (one sendrecv α + nβ per pass, per step
   // max(t_comm, t_compute + σ/(1+σ)·t_comm)); the slowest position sets the step. Every Ulysses and

@@ -144,7 +144,7 @@ TEST_CASE("model scope: DDP buckets overlap the reduction with backward, one buc
 }
 
 TEST_CASE("model scope: the traced step holds the model state, 16 bytes per parameter") {
-  // analysis/memory_model.hpp: bf16 weight and gradient, fp32 master weight and Adam moments = 16 bytes
+  // strategies/model/memory.hpp: bf16 weight and gradient, fp32 master weight and Adam moments = 16 bytes
   // per parameter, embedding included. Growing the vocabulary by 1000 adds 1000·h embedding parameters
   // and nothing else to the step, so exactly 16 bytes each to the peak. An added layer brings at least
   // its 16 bytes per parameter (plus the activations it keeps; its gradients are allocated during its

@@ -52,7 +52,7 @@ TEST_CASE("RSA backward: reduce-scatter sends half the bytes of all-reduce-then-
 //    tensor (131072), so the dK reduction sets the peak: dprobs, dscores, the 4 inputs, O, the dV and
 //    dQ chunks are live, plus
 //      allreduce_slice: the full dK buffer and this rank's dK chunk (sliced copy), and the full dV
-//        buffer, which the dV chunk keeps alive (a view in PyTorch; see strategies/rsa.cpp);
+//        buffer, which the dV chunk keeps alive (a view in PyTorch; see strategies/rsa/rsa.cpp);
 //      reduce_scatter: the full dK buffer, the reduce-scatter output and, while it runs, the staging
 //        copy of the full buffer ([H, S, D] cut along S has strided chunks; rt::chunks_strided) — as
 //        much as allreduce_slice holds;
