@@ -20,7 +20,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // Best of 3 single-threaded Eigen GEMMs of n×n×n in float64.
 double eigen_gemm_gflops(int n) {
@@ -38,15 +40,16 @@ double eigen_gemm_gflops(int n) {
 double strategy_flops(const analysis::Config& cfg) {
   const auto* info = strategies::builtin().find(cfg.strategy.name);
   const auto problem = models::attention_problem(cfg.model, cfg.workload);
-  const auto traces = rt::trace::trace_ranks(cfg.strategy.degree, rt::DType::f64, [&](rt::Device& dev, rt::Comm& comm) {
-    auto pos = info->positions(comm.rank(), comm.size(), problem.seq_len, cfg.strategy.options);
-    const auto n = static_cast<std::int64_t>(pos.size());
-    auto strategy = info->create({dev, comm, problem, cfg.strategy.options, pos});
-    const std::int64_t bh = problem.batch * problem.heads, bkv = problem.batch * problem.kv_heads;
-    rt::Tensor q = dev.empty({bh, n, problem.head_dim}), k = dev.empty({bkv, n, problem.head_dim});
-    rt::Tensor o = strategy->forward(q, k, k);
-    auto g = strategy->backward(o);
-  });
+  const auto traces =
+      rt::trace::trace_ranks(cfg.strategy.degree, rt::DType::f64, [&](rt::Device& dev, rt::Comm& comm) {
+        auto pos = info->positions(comm.rank(), comm.size(), problem.seq_len, cfg.strategy.options);
+        const auto n = static_cast<std::int64_t>(pos.size());
+        auto strategy = info->create({dev, comm, problem, cfg.strategy.options, pos});
+        const std::int64_t bh = problem.batch * problem.heads, bkv = problem.batch * problem.kv_heads;
+        rt::Tensor q = dev.empty({bh, n, problem.head_dim}), k = dev.empty({bkv, n, problem.head_dim});
+        rt::Tensor o = strategy->forward(q, k, k);
+        auto g = strategy->backward(o);
+      });
   double flops = 0;
   for (const auto& t : traces)
     for (const auto& r : t.records)

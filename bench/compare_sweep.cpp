@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "analysis/config/document.hpp"
 #include "analysis/compare/compare.hpp"
+#include "analysis/config/document.hpp"
 
 using namespace spsim::analysis;
 using Clock = std::chrono::steady_clock;
@@ -26,7 +26,8 @@ Config sweep_config() {
               {"strategy", {{"name", "rsa"}, {"degree", 8}}},
               {"sweep",
                {{"cluster.preset", {"dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200"}},
-                {"strategy.options.grad_reduction", {"allreduce_slice_div", "allreduce_slice", "reduce_scatter", "ring"}},
+                {"strategy.options.grad_reduction",
+                 {"allreduce_slice_div", "allreduce_slice", "reduce_scatter", "ring"}},
                 {"workload.seq_len", seqs}}}};
   return parse_config(doc, "");
 }
@@ -47,8 +48,10 @@ int main(int argc, char** argv) {
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     std::size_t ok = 0, flagged = 0;
     for (const auto& r : result.rows) ok += r.ok() ? 1 : 0, flagged += r.closed_form_flagged() ? 1 : 0;
-    std::printf("compare sweep: %zu points (%zu simulated, %zu closed forms off by > 2%%), --jobs %d: %.2f s (%.1f ms/point)\n",
-                result.rows.size(), ok, flagged, j, s, 1e3 * s / static_cast<double>(result.rows.size()));
+    std::printf(
+        "compare sweep: %zu points (%zu simulated, %zu closed forms off by > 2%%), --jobs %d: %.2f s (%.1f "
+        "ms/point)\n",
+        result.rows.size(), ok, flagged, j, s, 1e3 * s / static_cast<double>(result.rows.size()));
   }
   return 0;
 }

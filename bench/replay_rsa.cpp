@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <string>
 
-#include "analysis/config/document.hpp"
 #include "analysis/config/config.hpp"
+#include "analysis/config/document.hpp"
 #include "analysis/simulate/trace.hpp"
 #include "sim/cluster/config.hpp"
 #include "sim/replay/replay.hpp"

@@ -8,8 +8,8 @@
 #include <iostream>
 
 #include "analysis/calibrate/nccl_tests.hpp"
-#include "analysis/run/backend.hpp"
 #include "analysis/report/table.hpp"
+#include "analysis/run/backend.hpp"
 #include "cli/commands.hpp"
 #include "runtime/core/error.hpp"
 #ifdef SPSIM_WITH_MPI
@@ -64,8 +64,9 @@ int from_nccl_tests(const CalibrateArgs& a) {
                      {"residual (rms rel.)", analysis::Align::right},
                      {"file", analysis::Align::left}});
   for (const auto& f : fits)
-    t.add_row({std::string(rt::comm_kind_name(f.kind)), std::to_string(f.ranks), std::to_string(f.line.points),
-               analysis::format_seconds(f.latency_s), analysis::format_fixed(f.busbw_Bps / 1e9, 2) + " GB/s",
+    t.add_row({std::string(rt::comm_kind_name(f.kind)), std::to_string(f.ranks),
+               std::to_string(f.line.points), analysis::format_seconds(f.latency_s),
+               analysis::format_fixed(f.busbw_Bps / 1e9, 2) + " GB/s",
                analysis::format_fixed(f.line.residual, 3), f.source});
   std::cout << "spsim calibrate: time = α + size · f(P) / busbw fitted to nccl-tests out-of-place times\n\n"
             << t.to_text() << "\nwrote " << a.out

@@ -1,7 +1,8 @@
 // `spsim check CONFIG [--json] [--dump DIR]`: gradient check of a strategy against the reference.
+#include "analysis/check/check.hpp"
+
 #include <iostream>
 
-#include "analysis/check/check.hpp"
 #include "analysis/report/json.hpp"
 #include "cli/commands.hpp"
 
@@ -24,7 +25,8 @@ Action add_check(CLI::App& app) {
   sub->add_option("CONFIG", args->config, "experiment config (JSON), e.g. configs/checks/rsa-colossalai.json")
       ->required();
   sub->add_flag("--json", args->json, "machine-readable output (schema_version 1)");
-  sub->add_option("--dump", args->dump, "write inputs, outputs and gradients (reference and strategy) as .npy");
+  sub->add_option("--dump", args->dump,
+                  "write inputs, outputs and gradients (reference and strategy) as .npy");
   return [args]() -> int {
     const auto config = analysis::load_config(args->config);
     const auto result = analysis::run_check(config, {args->dump});

@@ -6,7 +6,6 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-
 namespace spsim::cli {
 
 void add_cluster_option(CLI::App* sub, std::string& target);

@@ -1,4 +1,6 @@
 // `spsim compare CONFIG [--json] [--csv FILE] [--md FILE] [--plot FILE] [--jobs N] [--baseline N]`.
+#include "analysis/compare/compare.hpp"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -6,9 +8,8 @@
 #include <iostream>
 #include <optional>
 
-#include "analysis/compare/compare.hpp"
-#include "cli/cluster_option.hpp"
 #include "analysis/report/json.hpp"
+#include "cli/cluster_option.hpp"
 #include "cli/commands.hpp"
 #include "runtime/core/error.hpp"
 
@@ -57,9 +58,11 @@ Action add_compare(CLI::App& app) {
   sub->add_flag("--json", args->json, "machine-readable output (schema_version 1; identical for any --jobs)");
   sub->add_option("--csv", args->csv, "also write the table as CSV to this file");
   sub->add_option("--md", args->md, "also write the table as Markdown to this file");
-  sub->add_option("--plot", args->plot, "step time vs the swept value, one series per variant (.svg or .png; needs gnuplot)");
+  sub->add_option("--plot", args->plot,
+                  "step time vs the swept value, one series per variant (.svg or .png; needs gnuplot)");
   sub->add_option("--jobs", args->jobs, "points simulated in parallel threads (default 1)");
-  sub->add_option("--baseline", args->baseline, "row number (as in the # column) that speedups are relative to");
+  sub->add_option("--baseline", args->baseline,
+                  "row number (as in the # column) that speedups are relative to");
   return [args]() -> int {
     if (args->jobs < 1) throw InputError("--jobs", "must be at least 1, got " + std::to_string(args->jobs));
     if (!args->plot.empty()) (void)analysis::find_gnuplot("--plot");  // fail before simulating
@@ -78,7 +81,8 @@ Action add_compare(CLI::App& app) {
       std::cout << analysis::compare_json(result);
     else
       std::cout << analysis::render_compare(result);
-    const bool any = std::any_of(result.rows.begin(), result.rows.end(), [](const auto& r) { return r.ok(); });
+    const bool any =
+        std::any_of(result.rows.begin(), result.rows.end(), [](const auto& r) { return r.ok(); });
     if (!any) std::cerr << "spsim: error: no point of the sweep could be simulated (see the note column)\n";
     return any ? 0 : 2;
   };

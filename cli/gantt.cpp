@@ -34,7 +34,8 @@ Action add_gantt(CLI::App& app) {
     options.use_config_trace_out = false;
     options.bars = &bars;
     const auto summary = analysis::simulate(config, options);
-    analysis::write_gantt(bars, config.name + ": one step (" + std::to_string(config.strategy.degree) + " ranks)",
+    analysis::write_gantt(bars,
+                          config.name + ": one step (" + std::to_string(config.strategy.degree) + " ranks)",
                           args->out, "--out");
     std::cout << "wrote " << args->out << " (step " << summary.step_time_s * 1e3 << " ms)\n";
     return 0;

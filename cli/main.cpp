@@ -32,7 +32,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "spsim 0.1.0");
   std::vector<std::pair<CLI::App*, spsim::cli::Action>> actions;
-  auto track = [&](spsim::cli::Action a) { actions.emplace_back(app.get_subcommands({}).back(), std::move(a)); };
+  auto track = [&](spsim::cli::Action a) {
+    actions.emplace_back(app.get_subcommands({}).back(), std::move(a));
+  };
   track(spsim::cli::add_check(app));
   track(spsim::cli::add_collective(app));
   track(spsim::cli::add_run(app));

@@ -27,9 +27,11 @@ Action add_report(CLI::App& app) {
       "Example (what scripts/report runs): spsim report configs/experiments/rsa-report-dgx-a100.json\n"
       "  configs/experiments/rsa-report-4x-dgx-a100.json --out reports/rsa-backward");
   auto args = std::make_shared<ReportArgs>();
-  sub->add_option("CONFIG", args->configs, "experiment configs (JSON), one section of part (b) each")->required();
+  sub->add_option("CONFIG", args->configs, "experiment configs (JSON), one section of part (b) each")
+      ->required();
   sub->add_option("--out", args->out, "report folder (README.md and plots), default reports/rsa-backward");
-  sub->add_option("--check", args->check, "the check config the gradient check varies (default configs/checks/rsa-colossalai.json)");
+  sub->add_option("--check", args->check,
+                  "the check config the gradient check varies (default configs/checks/rsa-colossalai.json)");
   sub->add_option("--jobs", args->jobs, "points simulated in parallel threads (default 1)");
   sub->add_flag("--no-plots", args->no_plots, "write README.md only (no gnuplot needed)");
   return [args]() -> int {

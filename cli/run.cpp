@@ -7,8 +7,8 @@
 #include <functional>
 #include <iostream>
 
-#include "analysis/run/backend.hpp"
 #include "analysis/report/json.hpp"
+#include "analysis/run/backend.hpp"
 #include "cli/commands.hpp"
 #include "runtime/core/error.hpp"
 #ifdef SPSIM_WITH_MPI

@@ -3,8 +3,8 @@
 
 #include <iostream>
 
-#include "cli/cluster_option.hpp"
 #include "analysis/report/json.hpp"
+#include "cli/cluster_option.hpp"
 #include "cli/commands.hpp"
 
 namespace spsim::cli {

@@ -20,7 +20,8 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, DType dtype)
 std::int64_t Tensor::dim(int i) const {
   const int n = ndim();
   const int k = i < 0 ? i + n : i;
-  if (k < 0 || k >= n) throw RuntimeError("dim " + std::to_string(i) + " out of range for " + to_string(shape_));
+  if (k < 0 || k >= n)
+    throw RuntimeError("dim " + std::to_string(i) + " out of range for " + to_string(shape_));
   return shape_[static_cast<std::size_t>(k)];
 }
 

@@ -4,7 +4,6 @@
 #include <utility>
 #include <vector>
 
-
 namespace spsim::rt {
 
 namespace {
@@ -39,7 +38,10 @@ class TimedWork final : public Work::Impl {
 TimedComm::TimedComm(Comm& inner, bool sync_collectives)
     : inner_(inner), stats_(std::make_shared<CommStats>()), sync_collectives_(sync_collectives) {}
 TimedComm::TimedComm(std::unique_ptr<Comm> owned, std::shared_ptr<CommStats> stats, bool sync_collectives)
-    : owned_(std::move(owned)), inner_(*owned_), stats_(std::move(stats)), sync_collectives_(sync_collectives) {}
+    : owned_(std::move(owned)),
+      inner_(*owned_),
+      stats_(std::move(stats)),
+      sync_collectives_(sync_collectives) {}
 TimedComm::~TimedComm() = default;
 
 template <class Post>

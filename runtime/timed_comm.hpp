@@ -46,12 +46,10 @@ class TimedComm final : public Comm {
   [[nodiscard]] Work all_reduce(Tensor& inout) override;
   [[nodiscard]] Work reduce_scatter(const Tensor& in, Tensor& out, int dim = 0) override;
   [[nodiscard]] Work all_gather(const Tensor& in, Tensor& out, int dim = 0) override;
-  [[nodiscard]] Work all_to_all(const Tensor& in, Tensor& out, int split_dim,
-                                    int concat_dim) override;
+  [[nodiscard]] Work all_to_all(const Tensor& in, Tensor& out, int split_dim, int concat_dim) override;
   [[nodiscard]] Work send(const Tensor& t, int dst, int tag = 0) override;
   [[nodiscard]] Work recv(Tensor& t, int src, int tag = 0) override;
-  [[nodiscard]] Work sendrecv(const Tensor& out, int dst, Tensor& in, int src,
-                                  int tag = 0) override;
+  [[nodiscard]] Work sendrecv(const Tensor& out, int dst, Tensor& in, int src, int tag = 0) override;
   void barrier() override { inner_.barrier(); }
   [[nodiscard]] std::unique_ptr<Comm> split(const std::vector<int>& color_of_rank) override;
 

@@ -3,7 +3,6 @@
 
 namespace spsim::rt {
 
-
 template <class F>
 decltype(auto) TimedDevice::timed(OpClass c, F&& f) {
   struct Stop {  // adds the time on every exit, the result's return included

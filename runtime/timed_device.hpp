@@ -10,7 +10,6 @@
 
 namespace spsim::rt {
 
-
 struct OpClassStats {
   int calls = 0;
   double seconds = 0;
@@ -36,20 +35,17 @@ class TimedDevice final : public Device {
   }
   [[nodiscard]] std::vector<double> to_host(const Tensor& t) override { return inner_.to_host(t); }
   void copy(const Tensor& src, Tensor& dst) override;
-  void gemm(const Tensor& a, const Tensor& b, Tensor& c, Trans ta, Trans tb,
-            double alpha = 1.0, double beta = 0.0) override;
+  void gemm(const Tensor& a, const Tensor& b, Tensor& c, Trans ta, Trans tb, double alpha = 1.0,
+            double beta = 0.0) override;
   void softmax(const Tensor& x, Tensor& y, double scale, const Mask& mask) override;
   void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx, double scale) override;
-  void attention_block_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
-                               Tensor& lse, double scale, const Mask& mask) override;
-  void attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v,
-                                const Tensor& o, const Tensor& d_o, const Tensor& lse,
-                                Tensor& dq, Tensor& dk, Tensor& dv, double scale,
-                                const Mask& mask) override;
-  void merge_attention(Tensor& o, Tensor& lse, const Tensor& o_blk,
-                       const Tensor& lse_blk) override;
-  void add(const Tensor& a, const Tensor& b, Tensor& out, double alpha = 1.0,
-           double beta = 1.0) override;
+  void attention_block_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse,
+                               double scale, const Mask& mask) override;
+  void attention_block_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
+                                const Tensor& d_o, const Tensor& lse, Tensor& dq, Tensor& dk, Tensor& dv,
+                                double scale, const Mask& mask) override;
+  void merge_attention(Tensor& o, Tensor& lse, const Tensor& o_blk, const Tensor& lse_blk) override;
+  void add(const Tensor& a, const Tensor& b, Tensor& out, double alpha = 1.0, double beta = 1.0) override;
   void scale(Tensor& x, double alpha) override;
   [[nodiscard]] Tensor slice(const Tensor& x, int dim, std::int64_t start, std::int64_t len) override;
   void slice_assign(Tensor& dst, int dim, std::int64_t start, const Tensor& src,
@@ -57,13 +53,13 @@ class TimedDevice final : public Device {
   [[nodiscard]] Tensor concat(std::span<const Tensor> parts, int dim) override;
   [[nodiscard]] Tensor permute(const Tensor& x, std::span<const int> perm) override;
   void linear(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override;
-  void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor& dx,
-                       Tensor& dw, Tensor& db, bool accumulate_dx = false) override;
-  void layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
-                  Tensor& y, Tensor& mean, Tensor& rstd) override;
-  void layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                           const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
-                           Tensor& dbeta, bool accumulate_dx = false) override;
+  void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor& dx, Tensor& dw, Tensor& db,
+                       bool accumulate_dx = false) override;
+  void layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, Tensor& y,
+                  Tensor& mean, Tensor& rstd) override;
+  void layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
+                           const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
+                           bool accumulate_dx = false) override;
   void gelu(const Tensor& x, Tensor& y) override;
   void gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) override;
   void begin_phase(std::string_view name) override { inner_.begin_phase(name); }

@@ -29,12 +29,14 @@ void NamedTensors::add(std::string name, Tensor t) {
 
 std::vector<ParamShape> layer_param_shapes(const models::ModelSpec& m) {
   const std::int64_t qd = m.heads * m.head_dim, kvd = m.kv_heads * m.head_dim;
-  return {{"ln1.gamma", {m.hidden}}, {"ln1.beta", {m.hidden}},  {"wq", {qd, m.hidden}},
-          {"bq", {qd}},              {"wk", {kvd, m.hidden}},   {"bk", {kvd}},
-          {"wv", {kvd, m.hidden}},   {"bv", {kvd}},             {"wo", {m.hidden, qd}},
-          {"bo", {m.hidden}},        {"ln2.gamma", {m.hidden}}, {"ln2.beta", {m.hidden}},
-          {"w1", {m.ffn_hidden, m.hidden}}, {"b1", {m.ffn_hidden}}, {"w2", {m.hidden, m.ffn_hidden}},
-          {"b2", {m.hidden}}};
+  return {{"ln1.gamma", {m.hidden}},        {"ln1.beta", {m.hidden}},
+          {"wq", {qd, m.hidden}},           {"bq", {qd}},
+          {"wk", {kvd, m.hidden}},          {"bk", {kvd}},
+          {"wv", {kvd, m.hidden}},          {"bv", {kvd}},
+          {"wo", {m.hidden, qd}},           {"bo", {m.hidden}},
+          {"ln2.gamma", {m.hidden}},        {"ln2.beta", {m.hidden}},
+          {"w1", {m.ffn_hidden, m.hidden}}, {"b1", {m.ffn_hidden}},
+          {"w2", {m.hidden, m.ffn_hidden}}, {"b2", {m.hidden}}};
 }
 
 namespace {
@@ -46,7 +48,8 @@ struct SpLayer::Saved {
   Tensor x, h1, mean1, rstd1, o2, r1, h2, mean2, rstd2, f1, g;
 };
 
-SpLayer::SpLayer(StrategyContext ctx, const StrategyInfo& info, const models::ModelSpec& model, NamedTensors params)
+SpLayer::SpLayer(StrategyContext ctx, const StrategyInfo& info, const models::ModelSpec& model,
+                 NamedTensors params)
     : dev_(ctx.dev), comm_(ctx.comm), model_(model), batch_(ctx.problem.batch), params_(std::move(params)) {
   attention_ = info.create(std::move(ctx));
 }
@@ -73,7 +76,8 @@ Tensor SpLayer::forward(const Tensor& x) {
   Tensor k = project("wk", "bk", model_.kv_heads);
   Tensor v = project("wv", "bv", model_.kv_heads);
   Tensor o = attention_->forward(q, k, v);
-  sv.o2 = dev_.permute(o.reshape({batch_, model_.heads, s, hd}), kSwapSeqHeads).reshape({rows, model_.heads * hd});
+  sv.o2 = dev_.permute(o.reshape({batch_, model_.heads, s, hd}), kSwapSeqHeads)
+              .reshape({rows, model_.heads * hd});
   Tensor a = dev_.empty({rows, model_.hidden});
   dev_.linear(sv.o2, P.at("wo"), P.at("bo"), a);
   sv.r1 = dev_.empty(a.shape());
@@ -98,7 +102,8 @@ LayerGrads SpLayer::backward(const Tensor& dy_in, GradBuckets* buckets) {
   const std::int64_t rows = sv.x.dim(0), s = rows / batch_, hd = model_.head_dim;
   auto& P = params_;
   LayerGrads out;
-  for (std::size_t i = 0; i < P.names.size(); ++i) out.weights.add(P.names[i], dev_.zeros(P.tensors[i].shape()));
+  for (std::size_t i = 0; i < P.names.size(); ++i)
+    out.weights.add(P.names[i], dev_.zeros(P.tensors[i].shape()));
   auto& W = out.weights;
   // Without the caller's buckets, one bucket that never fills: every gradient, reduced at the end.
   std::optional<GradBuckets> whole;
@@ -135,9 +140,11 @@ LayerGrads SpLayer::backward(const Tensor& dy_in, GradBuckets* buckets) {
   Tensor dh1 = dev_.empty(sv.h1.shape());
   dev_.linear_backward(sv.h1, P.at("wq"), unproject(g.dq, model_.heads), dh1, W.at("wq"), W.at("bq"));
   final_grads({"wq", "bq"});
-  dev_.linear_backward(sv.h1, P.at("wk"), unproject(g.dk, model_.kv_heads), dh1, W.at("wk"), W.at("bk"), true);
+  dev_.linear_backward(sv.h1, P.at("wk"), unproject(g.dk, model_.kv_heads), dh1, W.at("wk"), W.at("bk"),
+                       true);
   final_grads({"wk", "bk"});
-  dev_.linear_backward(sv.h1, P.at("wv"), unproject(g.dv, model_.kv_heads), dh1, W.at("wv"), W.at("bv"), true);
+  dev_.linear_backward(sv.h1, P.at("wv"), unproject(g.dv, model_.kv_heads), dh1, W.at("wv"), W.at("bv"),
+                       true);
   final_grads({"wv", "bv"});
   out.dx = dr1;  // residual path, then + the LN1 branch
   dev_.layer_norm_backward(sv.x, P.at("ln1.gamma"), sv.mean1, sv.rstd1, dh1, out.dx, W.at("ln1.gamma"),

@@ -30,9 +30,11 @@ const Registry& builtin() {
 void Registry::add(StrategyInfo info) {
   if (find(info.name)) throw std::logic_error("strategy registry: duplicate strategy '" + info.name + "'");
   if (static_cast<bool>(info.closed_form) == !info.no_closed_form.empty())
-    throw std::logic_error("strategy '" + info.name + "' must register a closed form or the reason it has none");
+    throw std::logic_error("strategy '" + info.name +
+                           "' must register a closed form or the reason it has none");
   if (static_cast<bool>(info.memory) == !info.no_memory.empty())
-    throw std::logic_error("strategy '" + info.name + "' must register a memory model or the reason it has none");
+    throw std::logic_error("strategy '" + info.name +
+                           "' must register a memory model or the reason it has none");
   infos_.push_back(std::move(info));
 }
 
@@ -47,10 +49,12 @@ std::vector<std::string> Registry::names() const {
   return out;
 }
 
-Options Registry::complete_options(const StrategyInfo& info, const Options& given, const std::string& where) const {
+Options Registry::complete_options(const StrategyInfo& info, const Options& given,
+                                   const std::string& where) const {
   Options out;
   for (const auto& [key, value] : given) {
-    auto spec = std::find_if(info.options.begin(), info.options.end(), [&](const OptionSpec& o) { return o.name == key; });
+    auto spec = std::find_if(info.options.begin(), info.options.end(),
+                             [&](const OptionSpec& o) { return o.name == key; });
     if (spec == info.options.end()) {
       std::vector<std::string> names;
       for (const auto& o : info.options) names.push_back(o.name);
@@ -59,8 +63,10 @@ Options Registry::complete_options(const StrategyInfo& info, const Options& give
     }
     if (!spec->choices.empty()) {
       if (std::find(spec->choices.begin(), spec->choices.end(), value) == spec->choices.end())
-        throw InputError(where + "." + key, "unknown value '" + value + "'; valid choices: " + join_names(spec->choices));
-    } else if (value.empty() || !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        throw InputError(where + "." + key,
+                         "unknown value '" + value + "'; valid choices: " + join_names(spec->choices));
+    } else if (value.empty() ||
+               !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       throw InputError(where + "." + key, "'" + value + "' is not a non-negative integer");
     }
     out[key] = value;

@@ -42,7 +42,8 @@ void Step::make_attention(const StepData& data) {
   const auto& p = problem_;
   const auto n = static_cast<std::int64_t>(positions_.size());
   const std::int64_t bh = p.batch * p.heads, bkv = p.batch * p.kv_heads, d = p.head_dim;
-  inputs_ = {data.input(StepInput::q, {bh, n, d}, positions_), data.input(StepInput::k, {bkv, n, d}, positions_),
+  inputs_ = {data.input(StepInput::q, {bh, n, d}, positions_),
+             data.input(StepInput::k, {bkv, n, d}, positions_),
              data.input(StepInput::v, {bkv, n, d}, positions_)};
   if (config_.workload.passes == models::Passes::fwd_bwd)
     inputs_.push_back(data.input(StepInput::d_o, {bh, n, d}, positions_));
@@ -70,7 +71,8 @@ void Step::make_layers(const StepData& data) {
   const auto n = static_cast<std::int64_t>(positions_.size());
   const rt::Shape shape{problem_.batch, n, config_.model.hidden};
   inputs_ = {data.input(StepInput::x, shape, positions_)};
-  if (config_.workload.passes == models::Passes::fwd_bwd) inputs_.push_back(data.input(StepInput::d_y, shape, positions_));
+  if (config_.workload.passes == models::Passes::fwd_bwd)
+    inputs_.push_back(data.input(StepInput::d_y, shape, positions_));
 }
 
 void Step::forward() {

@@ -37,7 +37,8 @@ enum class StepInput : std::uint8_t { q, k, v, d_o, x, d_y };
 
 struct StepData {
   // This rank's shard of an input, `local_shape` [a, n, c] with row i the token at positions[i].
-  std::function<rt::Tensor(StepInput which, const rt::Shape& local_shape, const std::vector<std::int64_t>& positions)>
+  std::function<rt::Tensor(StepInput which, const rt::Shape& local_shape,
+                           const std::vector<std::int64_t>& positions)>
       input;
   // A weight of layer `layer` (replicated: the whole tensor), by its layer_param_shapes name.
   std::function<rt::Tensor(int layer, const std::string& name, const rt::Shape& shape)> weight;
@@ -48,7 +49,8 @@ struct StepData {
 class Step {
  public:
   // Makes the inputs (StepData) and the strategy. `world` has degree × dp ranks.
-  Step(const StepConfig& config, const StrategyInfo& info, rt::Device& dev, rt::Comm& world, const StepData& data);
+  Step(const StepConfig& config, const StrategyInfo& info, rt::Device& dev, rt::Comm& world,
+       const StepData& data);
   ~Step();
   Step(const Step&) = delete;
   Step& operator=(const Step&) = delete;

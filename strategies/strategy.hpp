@@ -34,8 +34,8 @@ struct StrategyContext {
   rt::Device& dev;
   rt::Comm& comm;  // the sequence-parallel group
   models::AttnProblem problem;
-  Options options;                       // complete: every option present (defaults filled in)
-  std::vector<std::int64_t> positions;   // global token positions of this rank's rows, in local order
+  Options options;                      // complete: every option present (defaults filled in)
+  std::vector<std::int64_t> positions;  // global token positions of this rank's rows, in local order
 };
 
 struct AttnGrads {
@@ -57,9 +57,9 @@ class AttentionStrategy {
 struct StepConfig {
   models::ModelSpec model;
   models::Workload workload;
-  int degree = 1;   // the sequence-parallel group size
-  Options options;  // complete (every option of the strategy, defaults filled in)
-  int dp = 1;       // data-parallel replicas of the SP group
+  int degree = 1;                            // the sequence-parallel group size
+  Options options;                           // complete (every option of the strategy, defaults filled in)
+  int dp = 1;                                // data-parallel replicas of the SP group
   std::uint64_t bucket_bytes = 25ull << 20;  // DDP gradient bucket cap
   double compute_slowdown = 0.1;             // σ: compute runs 1/(1+σ) as fast during communication
 };
@@ -77,7 +77,8 @@ struct StrategyInfo {
   // Reason the problem cannot run at this degree with these options, or nullopt.
   std::function<std::optional<std::string>(const models::AttnProblem&, int degree, const Options&)> check;
   // Global token positions held by `rank` (the sequence layout), in local row order.
-  std::function<std::vector<std::int64_t>(int rank, int degree, std::int64_t seq_len, const Options&)> positions;
+  std::function<std::vector<std::int64_t>(int rank, int degree, std::int64_t seq_len, const Options&)>
+      positions;
   std::function<std::unique_ptr<AttentionStrategy>(StrategyContext)> create;
   // Exactly one of closed_form / no_closed_form is set (Registry::add checks it): the model, or why
   // the family has none (shown in the comparison table). Likewise memory / no_memory.

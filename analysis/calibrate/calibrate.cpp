@@ -1,18 +1,17 @@
 // calibrate_machine: compute and communication microbenchmarks, their fits, and the cluster JSON.
 #include "analysis/calibrate/calibrate.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "analysis/run/run.hpp"
 #include "analysis/report/table.hpp"
+#include "analysis/run/run.hpp"
 #include "runtime/cost.hpp"
 #include "sim/collectives/fitted.hpp"
 
@@ -130,18 +129,23 @@ Benchmark bench_gemm(rt::Device& dev, Suite& s, bool quick) {
   // outer dimension, transposed operands as in QKᵀ and the key-side gradients) up to sizes whose
   // operands leave the caches by far. No large square GEMM: the strategies have none, and on a CPU it runs
   // far faster than the head-dimension-thin ones, so it would set a rate no strategy reaches.
-  std::vector<GemmShape> shapes = {
-      {1, 128, 128, 128, Trans::N, Trans::N},  {1, 256, 256, 256, Trans::N, Trans::N},
-      {1, 512, 512, 512, Trans::N, Trans::N},  {1, 512, 512, 64, Trans::N, Trans::T},
-      {4, 256, 256, 64, Trans::N, Trans::T},   {1, 1024, 64, 1024, Trans::N, Trans::N},
-      {1, 1024, 1024, 64, Trans::N, Trans::T}, {1, 1024, 64, 1024, Trans::T, Trans::N},
-      {2, 2048, 2048, 64, Trans::N, Trans::T}, {2, 2048, 64, 2048, Trans::N, Trans::N},
-      {2, 2048, 64, 2048, Trans::T, Trans::N},
-      // Blocks of a 4096-token chunk (s = 8192 at P = 2): QKᵀ, PV, and the key-side gradient over the
-      // full rows. Their outputs and operands are tens of MB, far out of cache: the rate the long
-      // sequences run at.
-      {2, 4096, 4096, 64, Trans::N, Trans::T}, {2, 4096, 64, 4096, Trans::N, Trans::N},
-      {2, 8192, 64, 4096, Trans::T, Trans::N}};
+  std::vector<GemmShape> shapes = {{1, 128, 128, 128, Trans::N, Trans::N},
+                                   {1, 256, 256, 256, Trans::N, Trans::N},
+                                   {1, 512, 512, 512, Trans::N, Trans::N},
+                                   {1, 512, 512, 64, Trans::N, Trans::T},
+                                   {4, 256, 256, 64, Trans::N, Trans::T},
+                                   {1, 1024, 64, 1024, Trans::N, Trans::N},
+                                   {1, 1024, 1024, 64, Trans::N, Trans::T},
+                                   {1, 1024, 64, 1024, Trans::T, Trans::N},
+                                   {2, 2048, 2048, 64, Trans::N, Trans::T},
+                                   {2, 2048, 64, 2048, Trans::N, Trans::N},
+                                   {2, 2048, 64, 2048, Trans::T, Trans::N},
+                                   // Blocks of a 4096-token chunk (s = 8192 at P = 2): QKᵀ, PV, and the
+                                   // key-side gradient over the full rows. Their outputs and operands are
+                                   // tens of MB, far out of cache: the rate the long sequences run at.
+                                   {2, 4096, 4096, 64, Trans::N, Trans::T},
+                                   {2, 4096, 64, 4096, Trans::N, Trans::N},
+                                   {2, 8192, 64, 4096, Trans::T, Trans::N}};
   if (quick) shapes.resize(4);
   for (const auto& g : shapes) {
     const rt::Shape as = g.ta == Trans::N ? rt::Shape{g.batch, g.m, g.k} : rt::Shape{g.batch, g.k, g.m};
@@ -375,7 +379,9 @@ nlohmann::ordered_json benchmarks_json(const Calibration& c) {
 
 }  // namespace
 
-std::string calibration_cluster_text(const Calibration& c) { return cluster_json(c).dump(2) + "\n"; }
+std::string calibration_cluster_text(const Calibration& c) {
+  return cluster_json(c).dump(2) + "\n";
+}
 
 std::string calibration_json(const Calibration& c) {
   return nlohmann::ordered_json{{"schema_version", 1},

@@ -1,16 +1,14 @@
 // nccl-tests table parser and per-collective α-β fits.
 #include "analysis/calibrate/nccl_tests.hpp"
 
-#include <nlohmann/json.hpp>
-
-#include "analysis/config/cluster.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
+#include "analysis/config/cluster.hpp"
 #include "runtime/core/error.hpp"
 #include "sim/collectives/fitted.hpp"
 
@@ -158,11 +156,11 @@ class Parser {
     else if (table_.kind != rt::CommKind::sendrecv && f > 0 && f < 1)
       p = 1 / (1 - f);
     if (!(p >= 1.5))
-      throw InputError(source_,
-                       "cannot tell the number of ranks: the '#  Rank N ...' device lines are missing" +
-                           std::string(table_.kind == rt::CommKind::sendrecv
-                                           ? " (sendrecv's busbw equals its algbw)"
-                                           : " and busbw/algbw gives no rank count"));
+      throw InputError(
+          source_,
+          "cannot tell the number of ranks: the '#  Rank N ...' device lines are missing" +
+              std::string(table_.kind == rt::CommKind::sendrecv ? " (sendrecv's busbw equals its algbw)"
+                                                                : " and busbw/algbw gives no rank count"));
     table_.ranks = static_cast<int>(std::lround(p));
   }
 
@@ -242,7 +240,8 @@ std::string nccl_tests_cluster_text(const std::vector<NcclTestsFit>& fits, const
 }
 
 std::string nccl_tests_json(const std::vector<NcclTestsFit>& fits, const std::string& preset) {
-  return nlohmann::ordered_json{{"schema_version", 1}, {"command", "calibrate"}, {"cluster", cluster_file(fits, preset)}}
+  return nlohmann::ordered_json{
+             {"schema_version", 1}, {"command", "calibrate"}, {"cluster", cluster_file(fits, preset)}}
              .dump(2) +
          "\n";
 }

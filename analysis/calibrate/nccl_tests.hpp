@@ -64,7 +64,8 @@ struct NcclTestsFit {
 // {"preset": preset (when not empty), "collective_fits": {"all_reduce": {"latency_us", "busbw_GBps",
 // "ranks", "source", "residual"}, ...}}. Two fits of the same kind are an InputError (which file to
 // believe?); with a preset the text is checked as a cluster section (InputError at "--cluster").
-[[nodiscard]] std::string nccl_tests_cluster_text(const std::vector<NcclTestsFit>& fits, const std::string& preset);
+[[nodiscard]] std::string nccl_tests_cluster_text(const std::vector<NcclTestsFit>& fits,
+                                                  const std::string& preset);
 // The --json document: {"schema_version": 1, "command": "calibrate", "cluster": the file above}.
 [[nodiscard]] std::string nccl_tests_json(const std::vector<NcclTestsFit>& fits, const std::string& preset);
 

@@ -8,12 +8,12 @@
 #include <mutex>
 
 #include "analysis/check/check_data.hpp"
-#include "analysis/closed_form/closed_form.hpp"
 #include "analysis/check/npy.hpp"
+#include "analysis/closed_form/closed_form.hpp"
 #include "analysis/report/table.hpp"
 #include "models/layer_params.hpp"
-#include "runtime/cpu/cpu_device.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/cpu/cpu_device.hpp"
 #include "runtime/threads/threads_comm.hpp"
 #include "strategies/layer.hpp"
 #include "strategies/step.hpp"
@@ -75,7 +75,8 @@ Outcome check_attention(const RankSetup& s) {
     step.forward();
     step.backward();
     const auto& out = step.outputs();
-    const Vec ho = dev.to_host(out[0]), hq = dev.to_host(out[1]), hk = dev.to_host(out[2]), hv = dev.to_host(out[3]);
+    const Vec ho = dev.to_host(out[0]), hq = dev.to_host(out[1]), hk = dev.to_host(out[2]),
+              hv = dev.to_host(out[3]);
     const auto& pos = step.positions();
     std::lock_guard lock(mu);
     scatter_rows(ho, o, bh, S, d, pos);
@@ -97,7 +98,8 @@ Outcome check_layer(const RankSetup& s) {
   const std::int64_t B = p.batch, S = p.seq_len, h = m.hidden;
   const LayerInputs in = layer_inputs(m, B, S, s.cfg.check.seed);
 
-  auto reference = std::async(std::launch::async, [&] { return layer_reference_arrays(m, p, in); });  // as above
+  auto reference =
+      std::async(std::launch::async, [&] { return layer_reference_arrays(m, p, in); });  // as above
   const int P = s.cfg.strategy.degree;
   Vec y(in.x.size()), dx(in.x.size());
   std::vector<Vec> dw;  // from rank 0 (the all-reduce leaves every rank the same sum)
@@ -107,7 +109,8 @@ Outcome check_layer(const RankSetup& s) {
     rt::CpuDevice dev(s.cfg.check.dtype);
     const strategies::StepData data{
         [&](strategies::StepInput which, const rt::Shape& shape, const std::vector<std::int64_t>& pos) {
-          return dev.from_host(gather_rows(which == strategies::StepInput::x ? in.x : in.r, B, S, h, pos), shape);
+          return dev.from_host(gather_rows(which == strategies::StepInput::x ? in.x : in.r, B, S, h, pos),
+                               shape);
         },
         [&](int, const std::string& name, const rt::Shape& shape) {
           return dev.from_host(in.params.at(name).data, shape);
@@ -213,20 +216,21 @@ std::string render_check(const CheckResult& r) {
     char alpha[32];
     std::snprintf(alpha, sizeof alpha, "%.6f", x.cmp.alpha);
     t.add_row({x.name, rt::to_string(x.shape), sci(x.cmp.rel_err), sci(x.cmp.max_abs_err), alpha,
-               sci(x.cmp.residual), x.cmp.pass ? "pass" : "FAIL", x.cmp.diagnosis == "matches" ? "" : x.cmp.diagnosis});
+               sci(x.cmp.residual), x.cmp.pass ? "pass" : "FAIL",
+               x.cmp.diagnosis == "matches" ? "" : x.cmp.diagnosis});
     failed += x.cmp.pass ? 0 : 1;
   }
-  std::string out = "spsim check: " + r.config_name + "\nstrategy " + r.strategy + " (" + options_text(r.options) +
-                    "), P = " + std::to_string(r.degree) + ", scope " +
+  std::string out = "spsim check: " + r.config_name + "\nstrategy " + r.strategy + " (" +
+                    options_text(r.options) + "), P = " + std::to_string(r.degree) + ", scope " +
                     (r.scope == models::Scope::layer ? "layer" : "attention") + ", " +
                     std::string(rt::dtype_name(r.dtype)) + ", tolerance " + sci(r.tolerance) + "\n\n";
   out += t.to_text();
   out += "\n";  // appended separately: GCC 12 -O3 warns (-Wrestrict, a false positive) on "\n" + string&&
-  out += (failed == 0 ? std::string("PASS: all ") + std::to_string(r.tensors.size()) + " tensors match the reference\n"
-                             : std::string("FAIL: ") + std::to_string(failed) + " of " +
-                                   std::to_string(r.tensors.size()) + " tensors differ from the reference\n");
+  out += (failed == 0 ? std::string("PASS: all ") + std::to_string(r.tensors.size()) +
+                            " tensors match the reference\n"
+                      : std::string("FAIL: ") + std::to_string(failed) + " of " +
+                            std::to_string(r.tensors.size()) + " tensors differ from the reference\n");
   return out;
 }
-
 
 }  // namespace spsim::analysis

@@ -59,8 +59,10 @@ AttentionReference reference_attention(const models::AttnProblem& p, const Atten
     sub.batch = last - first;
     sub.heads = g;
     sub.kv_heads = 1;
-    const auto qs = static_cast<std::size_t>(first * q_block), ks = static_cast<std::size_t>(first * kv_block);
-    const auto qn = static_cast<std::size_t>(sub.batch * q_block), kn = static_cast<std::size_t>(sub.batch * kv_block);
+    const auto qs = static_cast<std::size_t>(first * q_block),
+               ks = static_cast<std::size_t>(first * kv_block);
+    const auto qn = static_cast<std::size_t>(sub.batch * q_block),
+               kn = static_cast<std::size_t>(sub.batch * kv_block);
     const std::span<const double> qi(q.data() + qs, qn), ki(k.data() + ks, kn), vi(v.data() + ks, kn),
         ri(r.data() + qs, qn);
     const auto fwd = models::attention_forward(sub, qi, ki, vi);
@@ -73,7 +75,8 @@ AttentionReference reference_attention(const models::AttnProblem& p, const Atten
   const std::int64_t workers =
       std::min<std::int64_t>(groups, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
-  for (std::int64_t w = 1; w < workers; ++w) pool.emplace_back(work, w * groups / workers, (w + 1) * groups / workers);
+  for (std::int64_t w = 1; w < workers; ++w)
+    pool.emplace_back(work, w * groups / workers, (w + 1) * groups / workers);
   work(0, groups / workers);
   for (auto& t : pool) t.join();
   return out;

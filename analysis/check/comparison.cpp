@@ -6,7 +6,9 @@
 
 namespace spsim::analysis {
 
-double tolerance_for(rt::DType dtype) { return dtype == rt::DType::f64 ? 1e-10 : 1e-4; }
+double tolerance_for(rt::DType dtype) {
+  return dtype == rt::DType::f64 ? 1e-10 : 1e-4;
+}
 
 namespace {
 
@@ -47,8 +49,8 @@ std::string describe_scale(double alpha, int world_size, double tol) {
   return s + " (= " + frac + ")";
 }
 
-Comparison compare_tensors(std::span<const double> got, std::span<const double> ref, double tol, int world_size,
-                           const std::string& name, double floor) {
+Comparison compare_tensors(std::span<const double> got, std::span<const double> ref, double tol,
+                           int world_size, const std::string& name, double floor) {
   Comparison c;
   double diff2 = 0, ref2 = 0, got2 = 0, dot = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -77,7 +79,8 @@ Comparison compare_tensors(std::span<const double> got, std::span<const double> 
   } else if (c.pass) {
     c.diagnosis = ref_is_zero ? "matches (the reference is zero up to rounding)" : "matches";
   } else if (ref_is_zero) {
-    c.diagnosis = name + " should be zero (as the reference, up to rounding) but has norm " + general(std::sqrt(got2));
+    c.diagnosis =
+        name + " should be zero (as the reference, up to rounding) but has norm " + general(std::sqrt(got2));
   } else if (got2 == 0) {
     c.diagnosis = name + " is all zeros";
   } else if (c.residual <= tol) {

@@ -14,7 +14,8 @@ namespace spsim::analysis {
 
 namespace {
 const sim::ClusterConfig& cluster_of(const Config& c) {
-  if (!c.cluster) throw InputError("cluster", "the closed form needs a cluster, e.g. {\"preset\": \"dgx-a100\"}");
+  if (!c.cluster)
+    throw InputError("cluster", "the closed form needs a cluster, e.g. {\"preset\": \"dgx-a100\"}");
   return *c.cluster;
 }
 }  // namespace
@@ -42,7 +43,8 @@ struct HardwareModel::Impl {
 
   // One sendrecv of `bytes` from `src` to `dst`: the simulator's own estimate of Collectives::send.
   [[nodiscard]] double pass_s(sim::DeviceId src, sim::DeviceId dst, double bytes) const {
-    return collectives->send_estimate_s(src, dst, bytes, config.collectives.protocol.value_or(sim::Protocol::simple));
+    return collectives->send_estimate_s(src, dst, bytes,
+                                        config.collectives.protocol.value_or(sim::Protocol::simple));
   }
 
   // The devices of SP ranks `group` (group order).
@@ -56,7 +58,8 @@ struct HardwareModel::Impl {
   [[nodiscard]] double collective_s(rt::CommKind kind, const std::string& algorithm, double bytes,
                                     const std::vector<sim::DeviceId>& members) const {
     if (members.size() < 2) return 0;  // a group of one completes at once
-    return collectives->choose(sim::CollectiveCall{kind, members, bytes, algorithm, config.collectives.protocol})
+    return collectives
+        ->choose(sim::CollectiveCall{kind, members, bytes, algorithm, config.collectives.protocol})
         .predicted_s;
   }
 };
@@ -64,8 +67,12 @@ struct HardwareModel::Impl {
 HardwareModel::HardwareModel(const Config& config) : impl_(std::make_unique<Impl>(config)) {}
 HardwareModel::~HardwareModel() = default;
 
-int HardwareModel::ranks() const { return static_cast<int>(impl_->ranks.size()); }
-double HardwareModel::gpu_memory_bytes() const { return impl_->cluster.config().gpu.hbm_bytes; }
+int HardwareModel::ranks() const {
+  return static_cast<int>(impl_->ranks.size());
+}
+double HardwareModel::gpu_memory_bytes() const {
+  return impl_->cluster.config().gpu.hbm_bytes;
+}
 
 double HardwareModel::op_time_s(const rt::OpCost& cost) const {
   return impl_->compute.duration_s(cost.op_class, cost.flops, static_cast<double>(cost.bytes()));
@@ -74,7 +81,8 @@ double HardwareModel::op_time_s(const rt::OpCost& cost) const {
 double HardwareModel::ring_pass_s(double bytes, const std::vector<int>& group) const {
   const auto r = impl_->devices(group);
   double worst = 0;
-  for (std::size_t i = 0; i < r.size(); ++i) worst = std::max(worst, impl_->pass_s(r[i], r[(i + 1) % r.size()], bytes));
+  for (std::size_t i = 0; i < r.size(); ++i)
+    worst = std::max(worst, impl_->pass_s(r[i], r[(i + 1) % r.size()], bytes));
   return worst;
 }
 

@@ -26,7 +26,8 @@ class HardwareModel final : public strategies::Hardware {
   [[nodiscard]] double gpu_memory_bytes() const override;
   [[nodiscard]] double op_time_s(const rt::OpCost& cost) const override;
   [[nodiscard]] double ring_pass_s(double bytes, const std::vector<int>& group) const override;
-  [[nodiscard]] double collective_s(rt::CommKind kind, double bytes, const std::vector<int>& group) const override;
+  [[nodiscard]] double collective_s(rt::CommKind kind, double bytes,
+                                    const std::vector<int>& group) const override;
   using Hardware::collective_s;
   using Hardware::ring_pass_s;
 

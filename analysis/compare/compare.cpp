@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
 #include <cmath>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -24,7 +24,8 @@ bool CompareRow::closed_form_flagged() const {
 }
 
 std::optional<double> CompareResult::speedup(std::size_t row) const {
-  if (!baseline || !rows[*baseline].ok() || !rows[row].ok() || rows[row].sim->step_time_s <= 0) return std::nullopt;
+  if (!baseline || !rows[*baseline].ok() || !rows[row].ok() || rows[row].sim->step_time_s <= 0)
+    return std::nullopt;
   return rows[*baseline].sim->step_time_s / rows[row].sim->step_time_s;
 }
 
@@ -49,7 +50,8 @@ void evaluate(const SweepPoint& point, const SimulateFn& simulate, CompareRow& r
 }
 
 // Runs evaluate() over all points on `jobs` threads; each worker takes the next unclaimed index.
-void evaluate_all(const std::vector<SweepPoint>& points, const CompareOptions& options, std::vector<CompareRow>& rows) {
+void evaluate_all(const std::vector<SweepPoint>& points, const CompareOptions& options,
+                  std::vector<CompareRow>& rows) {
   std::atomic<std::size_t> next{0};
   std::size_t done = 0;
   std::mutex mutex;  // guards done, first_error and the progress callback
@@ -84,8 +86,9 @@ CompareResult run_compare(const Config& config, const CompareOptions& options) {
   if (options.jobs < 1) throw InputError("--jobs", "must be at least 1, got " + std::to_string(options.jobs));
   const std::vector<SweepPoint> points = expand_sweep(config);
   if (options.baseline && *options.baseline >= points.size())
-    throw InputError("--baseline", "row " + std::to_string(*options.baseline + 1) + " does not exist; the sweep has " +
-                                       std::to_string(points.size()) + " rows");
+    throw InputError("--baseline", "row " + std::to_string(*options.baseline + 1) +
+                                       " does not exist; the sweep has " + std::to_string(points.size()) +
+                                       " rows");
   CompareResult out;
   out.name = config.name;
   for (const auto& axis : config.sweep) out.axes.push_back(axis.path);
@@ -96,8 +99,8 @@ CompareResult run_compare(const Config& config, const CompareOptions& options) {
     for (std::size_t i = 0; i < out.rows.size() && !out.baseline; ++i)
       if (out.rows[i].ok()) out.baseline = i;
   if (out.baseline && !out.rows[*out.baseline].ok())
-    throw InputError("--baseline", "row " + std::to_string(*out.baseline + 1) + " has no result: " +
-                                       out.rows[*out.baseline].error);
+    throw InputError("--baseline", "row " + std::to_string(*out.baseline + 1) +
+                                       " has no result: " + out.rows[*out.baseline].error);
   return out;
 }
 
@@ -110,15 +113,17 @@ std::string short_axis(const std::string& path) {
   return dot == std::string::npos ? path : path.substr(dot + 1);
 }
 
-std::string format_ratio(double r) { return format_fixed(r, 3); }
+std::string format_ratio(double r) {
+  return format_fixed(r, 3);
+}
 
 }  // namespace
 
 Table compare_table(const CompareResult& result) {
   std::vector<Column> cols = {{"#", Align::right}};
   for (const auto& a : result.axes) cols.push_back({short_axis(a), Align::left});
-  for (const char* h : {"step", "compute", "exposed comm", "sent", "peak mem", "OOM", "model mem", "closed form",
-                        "sim/closed", "speedup"})
+  for (const char* h : {"step", "compute", "exposed comm", "sent", "peak mem", "OOM", "model mem",
+                        "closed form", "sim/closed", "speedup"})
     cols.push_back({h, Align::right});
   cols.push_back({"note", Align::left});
   Table table(std::move(cols));
@@ -146,7 +151,8 @@ Table compare_table(const CompareResult& result) {
     const auto sp = result.speedup(i);
     cells.push_back(sp ? format_fixed(*sp, 2) + "x" : "-");
     std::string note = result.baseline == i ? "baseline" : "";
-    if (r.closed_form_flagged()) note += std::string(note.empty() ? "" : "; ") + "closed form off by more than 2%";
+    if (r.closed_form_flagged())
+      note += std::string(note.empty() ? "" : "; ") + "closed form off by more than 2%";
     for (const std::string* why : {&r.closed.reason, &r.memory.reason})
       if (!why->empty()) note += (note.empty() ? "" : "; ") + *why;
     cells.push_back(note);
@@ -163,13 +169,13 @@ std::string render_compare(const CompareResult& result) {
   out += compare_table(result).to_text();
   out +=
       "\nstep: simulated step time; compute / exposed comm: of the rank that finishes last; sent: bytes the\n"
-      "busiest rank puts on links; peak mem: simulated per-rank peak; model mem: the strategy's memory model\n"
+      "busiest rank puts on links; peak mem: simulated per-rank peak; model mem: the strategy's memory "
+      "model\n"
       "(strategies/<family>/memory.cpp); closed form: its alpha-beta-gamma time (strategies/<family>/\n"
       "closed_form.cpp); sim/closed marked '!' when they differ by more than 2%; speedup: baseline step /\n"
       "this step; note: why a model column is n/a.\n";
   return out;
 }
-
 
 namespace {
 

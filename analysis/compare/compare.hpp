@@ -8,18 +8,18 @@
 #include <string>
 #include <vector>
 
-#include "analysis/config/config.hpp"
 #include "analysis/closed_form/closed_form.hpp"
-#include "analysis/report/plot.hpp"
-#include "analysis/simulate/simulate.hpp"
+#include "analysis/config/config.hpp"
 #include "analysis/config/sweep.hpp"
+#include "analysis/report/plot.hpp"
 #include "analysis/report/table.hpp"
+#include "analysis/simulate/simulate.hpp"
 
 namespace spsim::analysis {
 
 // A closed form further than this from the simulated time is flagged: on an uncontended cluster the
-// two compute the same model and agree to rounding (tests/analysis/closed_form/), so a gap means contention the
-// closed form ignores, an algorithm it does not model, or a bug in one of them.
+// two compute the same model and agree to rounding (tests/analysis/closed_form/), so a gap means contention
+// the closed form ignores, an algorithm it does not model, or a bug in one of them.
 inline constexpr double closed_form_tolerance = 0.02;
 
 struct CompareRow {
@@ -38,7 +38,8 @@ struct CompareResult {
   std::string name;
   std::vector<std::string> axes;  // swept paths, in order
   std::vector<CompareRow> rows;   // in sweep order
-  std::optional<std::size_t> baseline;  // index of the row speedups are relative to (first valid row by default)
+  std::optional<std::size_t>
+      baseline;  // index of the row speedups are relative to (first valid row by default)
   // baseline step / this row's step; nullopt for rows without a result or without a baseline.
   [[nodiscard]] std::optional<double> speedup(std::size_t row) const;
 };
@@ -46,9 +47,9 @@ struct CompareResult {
 using SimulateFn = std::function<SimSummary(const Config&)>;
 
 struct CompareOptions {
-  int jobs = 1;                          // worker threads; the result does not depend on it
-  std::optional<std::size_t> baseline;   // 0-based row index; InputError at "--baseline" if out of range
-  SimulateFn simulate;                   // required (analysis::simulate in the CLI; a stub in tests)
+  int jobs = 1;                         // worker threads; the result does not depend on it
+  std::optional<std::size_t> baseline;  // 0-based row index; InputError at "--baseline" if out of range
+  SimulateFn simulate;                  // required (analysis::simulate in the CLI; a stub in tests)
   // Called after each point, from the worker that finished it, serialised: (points done, total).
   std::function<void(std::size_t, std::size_t)> progress;
 };

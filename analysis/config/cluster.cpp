@@ -59,10 +59,9 @@ void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std:
   if (tuning.contains("source")) table.source = get_string(tuning, path, "source");
 }
 
-const std::vector<std::string_view> kClusterKeys = {"preset",        "description", "gpu",
-                                                    "gpus_per_node", "nodes",       "intra_node",
-                                                    "inter_node",    "tuning",      "topology",
-                                                    "collective_fits"};
+const std::vector<std::string_view> kClusterKeys = {
+    "preset",     "description", "gpu",    "gpus_per_node", "nodes",
+    "intra_node", "inter_node",  "tuning", "topology",      "collective_fits"};
 
 CollectiveFits parse_collective_fits(const nlohmann::json& j, const std::string& path) {
   require_object(j, path);
@@ -291,7 +290,8 @@ ClusterConfig preset_cluster(const std::string& preset, int nodes) {
   return parse_cluster(nlohmann::json{{"preset", preset}, {"nodes", nodes}}, "cluster");
 }
 
-ClusterConfig preset_cluster(const std::string& preset, std::optional<int> nodes, const std::string& path_prefix) {
+ClusterConfig preset_cluster(const std::string& preset, std::optional<int> nodes,
+                             const std::string& path_prefix) {
   nlohmann::json section{{"preset", preset}};
   if (nodes) section["nodes"] = *nodes;
   return parse_cluster(section, path_prefix);

@@ -19,8 +19,8 @@ const strategies::StrategyInfo& StrategyConfig::info() const {
   if (entry) return *entry;
   const auto* found = strategies::builtin().find(name);
   if (!found)
-    throw InputError("strategy.name",
-                     "unknown strategy '" + name + "'; valid strategies: " + join_names(strategies::builtin().names()));
+    throw InputError("strategy.name", "unknown strategy '" + name + "'; valid strategies: " +
+                                          join_names(strategies::builtin().names()));
   return *found;
 }
 
@@ -112,9 +112,9 @@ SimulationConfig parse_simulation(const JsonObject& root) {
   if (obj.has("compute_slowdown")) {
     const Json& v = obj.at("compute_slowdown");
     if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
-      throw InputError(obj.path("compute_slowdown"),
-                       "expected a number >= 0 (0.1 = compute 10% slower during communication), got " +
-                           describe_json(v));
+      throw InputError(
+          obj.path("compute_slowdown"),
+          "expected a number >= 0 (0.1 = compute 10% slower during communication), got " + describe_json(v));
     out.compute_slowdown = v.get<double>();
   }
   return out;
@@ -232,16 +232,19 @@ const Json& config_document(const Config& config) {
   return config.document ? config.document->json : empty;
 }
 
-Config load_config(const fs::path& path, const ConfigOverrides& overrides, const strategies::Registry& registry) {
+Config load_config(const fs::path& path, const ConfigOverrides& overrides,
+                   const strategies::Registry& registry) {
   return parse_config(with_cluster_override(read_json_file(path, path.string()), overrides), path, registry);
 }
 
 Config parse_config_text(const std::string& json_text, const fs::path& source,
                          const strategies::Registry& registry) {
-  return parse_config(parse_json_text(json_text, source.empty() ? "config" : source.string()), source, registry);
+  return parse_config(parse_json_text(json_text, source.empty() ? "config" : source.string()), source,
+                      registry);
 }
 
-Config config_with(const Config& config, const std::vector<SweepValue>& values, const strategies::Registry& registry) {
+Config config_with(const Config& config, const std::vector<SweepValue>& values,
+                   const strategies::Registry& registry) {
   return parse_config(point_document(config_document(config), values), config.source, registry);
 }
 

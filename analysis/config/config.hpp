@@ -53,7 +53,9 @@ struct CollectivesConfig {
   // or "auto", the simulator's tuner.
   std::array<std::string, rt::kTunedKinds> algorithm{"auto", "auto", "auto", "auto"};
   std::optional<sim::Protocol> protocol;  // nullopt: "auto" (the tuner's pick; Simple for p2p)
-  [[nodiscard]] const std::string& of(rt::CommKind kind) const { return algorithm.at(static_cast<std::size_t>(kind)); }
+  [[nodiscard]] const std::string& of(rt::CommKind kind) const {
+    return algorithm.at(static_cast<std::size_t>(kind));
+  }
   [[nodiscard]] std::string& of(rt::CommKind kind) { return algorithm.at(static_cast<std::size_t>(kind)); }
 };
 
@@ -102,7 +104,7 @@ struct Config {
   CollectivesConfig collectives;
   SimulationConfig simulation;
   CheckConfig check;
-  std::vector<SweepAxis> sweep;  // in the order written (first axis varies slowest)
+  std::vector<SweepAxis> sweep;                    // in the order written (first axis varies slowest)
   std::shared_ptr<const ConfigDocument> document;  // sweeps and reports re-parse modified copies
 };
 

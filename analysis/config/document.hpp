@@ -34,13 +34,15 @@ struct ConfigDocument {
 // Reads and validates the `sweep` section of a config's root object (empty when there is none):
 // unknown path, a value list that is not a non-empty array, or a value of the wrong type is an InputError
 // at "sweep.<path>" or "sweep.<path>[i]".
-[[nodiscard]] std::vector<SweepAxis> parse_sweep_axes(const JsonObject& root, const strategies::Registry& registry);
+[[nodiscard]] std::vector<SweepAxis> parse_sweep_axes(const JsonObject& root,
+                                                      const strategies::Registry& registry);
 
 // `doc` without its sweep section and with each value set at its dotted path (objects created as needed).
 [[nodiscard]] Json point_document(const Json& doc, const std::vector<SweepValue>& values);
 
 // Parses the `cluster` section (an object) into the simulator's type; errors name `path_prefix` +
 // the JSON path (cluster.hpp lists the keys).
-[[nodiscard]] sim::ClusterConfig parse_cluster(const nlohmann::json& cluster_section, const std::string& path_prefix);
+[[nodiscard]] sim::ClusterConfig parse_cluster(const nlohmann::json& cluster_section,
+                                               const std::string& path_prefix);
 
 }  // namespace spsim::analysis

@@ -27,8 +27,8 @@ nlohmann::json read_config_json(const std::string& subdir, const std::string& na
                                 const std::string& where) {
   const auto names = list_configs(subdir);
   if (std::find(names.begin(), names.end(), name) == names.end())
-    throw InputError(where, "unknown name '" + name + "'; valid choices: " + join_names(names) +
-                                " (from " + (config_dir() / subdir).string() + ")");
+    throw InputError(where, "unknown name '" + name + "'; valid choices: " + join_names(names) + " (from " +
+                                (config_dir() / subdir).string() + ")");
   const auto file = config_dir() / subdir / (name + ".json");
   std::ifstream in(file);
   try {

@@ -46,8 +46,9 @@ GpuSpec load_gpu(const std::string& name, const std::string& where) {
 }
 
 GpuSpec parse_gpu(const nlohmann::json& j, const std::string& path, const std::string& name) {
-  check_keys(j, path, {"name", "description", "peak_tflops", "hbm_bytes", "hbm_GBps", "efficiency",
-                       "launch_overhead_us", "nvlink", "source"});
+  check_keys(j, path,
+             {"name", "description", "peak_tflops", "hbm_bytes", "hbm_GBps", "efficiency",
+              "launch_overhead_us", "nvlink", "source"});
   GpuSpec g;
   for (const char* key : {"peak_tflops", "efficiency"})
     if (!j.contains(key)) throw InputError(join_path(path, key), "missing required key");

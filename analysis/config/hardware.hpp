@@ -14,6 +14,7 @@ namespace spsim::analysis {
 [[nodiscard]] sim::LinkSpec load_link(const std::string& name, const std::string& where);
 // A GPU spec given inline (the same keys as hardware/gpus/*.json; "name" optional, default `name`), so
 // a calibrated cluster file (spsim calibrate) carries its own device; errors name `path`.
-[[nodiscard]] sim::GpuSpec parse_gpu(const nlohmann::json& j, const std::string& path, const std::string& name);
+[[nodiscard]] sim::GpuSpec parse_gpu(const nlohmann::json& j, const std::string& path,
+                                     const std::string& name);
 
 }  // namespace spsim::analysis

@@ -121,7 +121,8 @@ std::uint64_t expect_unsigned(const Json& value, const std::string& where) {
 double expect_positive_number(const Json& value, const std::string& where) {
   if (!value.is_number()) throw InputError(where, "expected a number > 0, got " + describe_json(value));
   const double v = value.get<double>();
-  if (!(v > 0) || !std::isfinite(v)) throw InputError(where, "must be a finite number > 0, got " + value.dump());
+  if (!(v > 0) || !std::isfinite(v))
+    throw InputError(where, "must be a finite number > 0, got " + value.dump());
   return v;
 }
 

@@ -129,7 +129,9 @@ models::ModelSpec finish(const ModelFields& f) {
 
 }  // namespace
 
-std::vector<std::string> model_preset_names() { return list_configs("models"); }
+std::vector<std::string> model_preset_names() {
+  return list_configs("models");
+}
 
 models::ModelSpec parse_model(const JsonObject& model, const fs::path& base_dir) {
   if (model.has("preset") && model.has("hf_config"))

@@ -32,7 +32,8 @@ std::vector<std::string> algorithm_choices(rt::CommKind kind) {
 
 std::vector<std::string> protocol_choices() {
   std::vector<std::string> out = {"auto"};
-  for (int p = 0; p < sim::kProtocols; ++p) out.emplace_back(sim::protocol_name(static_cast<sim::Protocol>(p)));
+  for (int p = 0; p < sim::kProtocols; ++p)
+    out.emplace_back(sim::protocol_name(static_cast<sim::Protocol>(p)));
   return out;
 }
 
@@ -42,7 +43,8 @@ std::string canonical_algorithm(const std::string& name) {
 }
 
 std::vector<std::string> networks() {
-  return {sim::network_mode_name(sim::NetworkMode::flow), sim::network_mode_name(sim::NetworkMode::analytical)};
+  return {sim::network_mode_name(sim::NetworkMode::flow),
+          sim::network_mode_name(sim::NetworkMode::analytical)};
 }
 
 }  // namespace spsim::analysis::schema

@@ -1,19 +1,27 @@
 // Sweep axes: which dotted paths may be swept, per-value validation, and the cartesian expansion.
 #include "analysis/config/sweep.hpp"
 
-#include "analysis/config/document.hpp"
-
 #include <algorithm>
 
-#include "analysis/config/schema.hpp"
+#include "analysis/config/document.hpp"
 #include "analysis/config/model.hpp"
+#include "analysis/config/schema.hpp"
 #include "runtime/core/error.hpp"
 
 namespace spsim::analysis {
 
 namespace {
 
-enum class Kind : std::uint8_t { integer, unsigned_integer, positive_number, text, choice, boolean, option, strategy };
+enum class Kind : std::uint8_t {
+  integer,
+  unsigned_integer,
+  positive_number,
+  text,
+  choice,
+  boolean,
+  option,
+  strategy
+};
 
 // A settable path and what a value on it must be. Values are checked here, one by one, so that a point
 // of the expanded sweep can only fail on a combination of values (reported per point, not thrown).
@@ -60,7 +68,8 @@ std::vector<Settable> settable(const strategies::Registry& registry) {
   out.push_back({"parallel.dp", Kind::integer, 1, {}});
   out.push_back({"parallel.bucket_mb", Kind::positive_number, 0, {}});
   for (rt::CommKind k : rt::tuned_kinds())
-    out.push_back({"collectives." + std::string(rt::comm_kind_name(k)), Kind::choice, 0, schema::algorithm_choices(k)});
+    out.push_back(
+        {"collectives." + std::string(rt::comm_kind_name(k)), Kind::choice, 0, schema::algorithm_choices(k)});
   out.push_back({"collectives.protocol", Kind::choice, 0, schema::protocol_choices()});
   out.push_back({"simulation.network", Kind::choice, 0, schema::networks()});
   out.push_back({"check.dtype", Kind::choice, 0, schema::check_dtypes});
@@ -96,13 +105,15 @@ void check_option_value(const std::string& option, const Json& value, const std:
                    "unknown value '" + text + "' for option '" + option + "'; valid choices: " + valid);
 }
 
-void check_strategy_value(const Json& value, const std::string& where, const std::vector<std::string>& names) {
+void check_strategy_value(const Json& value, const std::string& where,
+                          const std::vector<std::string>& names) {
   if (!value.is_object())
-    throw InputError(where, "expected a strategy object {\"name\", \"options\", \"degree\"}, got " +
-                                describe_json(value));
+    throw InputError(
+        where, "expected a strategy object {\"name\", \"options\", \"degree\"}, got " + describe_json(value));
   for (const auto& item : value.items())
     if (item.key() != "name" && item.key() != "options" && item.key() != "degree")
-      throw InputError(json_child(where, item.key()), "unknown key '" + item.key() + "'; valid keys: name, options, degree");
+      throw InputError(json_child(where, item.key()),
+                       "unknown key '" + item.key() + "'; valid keys: name, options, degree");
   if (!value.contains("name")) throw InputError(where, "missing required key 'name'");
   (void)expect_choice(value.at("name"), json_child(where, "name"), names);
 }
@@ -169,7 +180,8 @@ std::string sweep_value_text(const Json& value) {
     if (value.contains("options") && value.at("options").is_object())
       for (const auto& o : value.at("options").items())
         args += (args.empty() ? "" : ", ") + o.key() + "=" + sweep_value_text(o.value());
-    if (value.contains("degree")) args += (args.empty() ? "" : ", ") + std::string("P=") + value.at("degree").dump();
+    if (value.contains("degree"))
+      args += (args.empty() ? "" : ", ") + std::string("P=") + value.at("degree").dump();
     return args.empty() ? text : text + "(" + args + ")";
   }
   return value.is_string() ? value.get<std::string>() : value.dump();

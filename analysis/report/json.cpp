@@ -70,7 +70,10 @@ nlohmann::json simulation_to_json(const Config& cfg, const SimSummary& s) {
                    {"causal", w.causal},
                    {"passes", w.passes == models::Passes::fwd ? "fwd" : "fwd+bwd"}};
   j["parallel"] = {{"dp", cfg.parallel.dp}, {"bucket_mb", cfg.parallel.bucket_mb}};
-  j["cluster"] = {{"name", s.cluster}, {"gpu", s.gpu}, {"gpus", s.gpus}, {"network", sim::network_mode_name(cfg.simulation.network)}};
+  j["cluster"] = {{"name", s.cluster},
+                  {"gpu", s.gpu},
+                  {"gpus", s.gpus},
+                  {"network", sim::network_mode_name(cfg.simulation.network)}};
   j["compute_slowdown"] = s.compute_slowdown;
   j["step_time_s"] = s.step_time_s;
   j["forward_s"] = s.forward_s;
@@ -176,13 +179,17 @@ nlohmann::json run_to_json(const RunMeasurement& m, const Prediction& p) {
 
 }  // namespace
 
-std::string check_json(const CheckResult& result) { return check_to_json(result).dump(2) + "\n"; }
+std::string check_json(const CheckResult& result) {
+  return check_to_json(result).dump(2) + "\n";
+}
 
 std::string simulation_json(const Config& config, const SimSummary& summary) {
   return dump_schema_first(simulation_to_json(config, summary));
 }
 
-std::string compare_json(const CompareResult& result) { return dump_schema_first(compare_to_json(result)); }
+std::string compare_json(const CompareResult& result) {
+  return dump_schema_first(compare_to_json(result));
+}
 
 std::string collective_json(const CollectiveSweep& sweep) {
   nlohmann::ordered_json doc;

@@ -33,7 +33,8 @@ class TempDir {
  public:
   TempDir() {
     std::string pattern = (fs::temp_directory_path() / "spsim-plot-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a temporary folder for gnuplot");
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw std::runtime_error("cannot create a temporary folder for gnuplot");
     path_ = pattern;
   }
   ~TempDir() {
@@ -51,24 +52,31 @@ class TempDir {
 std::string terminal_for(const fs::path& out, const std::string& where) {
   const std::string ext = out.extension().string();
   const std::string size = " size " + std::to_string(plot_width) + "," + std::to_string(plot_height);
-  if (ext == ".svg") return "set terminal svg" + size + " dynamic noenhanced font \"sans,12\" background \"white\"\n";
-  if (ext == ".png") return "set terminal pngcairo" + size + " noenhanced font \"sans,11\" background \"white\"\n";
+  if (ext == ".svg")
+    return "set terminal svg" + size + " dynamic noenhanced font \"sans,12\" background \"white\"\n";
+  if (ext == ".png")
+    return "set terminal pngcairo" + size + " noenhanced font \"sans,11\" background \"white\"\n";
   throw InputError(where, "'" + out.string() + "' must end in .svg or .png");
 }
 
-void run_gnuplot(const std::string& script, const TempDir& dir, const fs::path& out, const std::string& where) {
+void run_gnuplot(const std::string& script, const TempDir& dir, const fs::path& out,
+                 const std::string& where) {
   const fs::path gnuplot = find_gnuplot(where);
   const fs::path script_path = dir.path() / "plot.gp", err_path = dir.path() / "stderr.txt";
   std::ofstream(script_path) << script;
-  const std::string cmd = "'" + gnuplot.string() + "' '" + script_path.string() + "' 2> '" + err_path.string() + "'";
+  const std::string cmd =
+      "'" + gnuplot.string() + "' '" + script_path.string() + "' 2> '" + err_path.string() + "'";
   const int rc = std::system(cmd.c_str());
   std::ifstream err_in(err_path);
   const std::string err((std::istreambuf_iterator<char>(err_in)), std::istreambuf_iterator<char>());
   if (rc != 0 || !fs::exists(out))
-    throw InputError(where, "gnuplot could not write '" + out.string() + "': " + (err.empty() ? "no message" : err));
+    throw InputError(where,
+                     "gnuplot could not write '" + out.string() + "': " + (err.empty() ? "no message" : err));
 }
 
-std::string output_line(const fs::path& out) { return "set output " + quoted(fs::absolute(out).string()) + "\n"; }
+std::string output_line(const fs::path& out) {
+  return "set output " + quoted(fs::absolute(out).string()) + "\n";
+}
 
 }  // namespace
 
@@ -80,8 +88,10 @@ fs::path find_gnuplot(const std::string& where) {
     const fs::path candidate = fs::path(dir) / "gnuplot";
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
-  throw InputError(where, "gnuplot is not on PATH; install it (scripts/setup installs the Debian package) or "
-                          "leave out " + where);
+  throw InputError(where,
+                   "gnuplot is not on PATH; install it (scripts/setup installs the Debian package) or "
+                   "leave out " +
+                       where);
 }
 
 void write_line_plot(const LinePlot& plot, const fs::path& out, const std::string& where) {
@@ -100,8 +110,8 @@ void write_line_plot(const LinePlot& plot, const fs::path& out, const std::strin
     std::ofstream f(data);
     f.precision(17);
     for (const auto& [x, y] : plot.series[i].points) f << x << ' ' << y << '\n';
-    plot_cmd += (i == 0 ? "plot " : ", ") + quoted(data.string()) + " using 1:2 with linespoints lw 2 pt 7 title " +
-                quoted(plot.series[i].name);
+    plot_cmd += (i == 0 ? "plot " : ", ") + quoted(data.string()) +
+                " using 1:2 with linespoints lw 2 pt 7 title " + quoted(plot.series[i].name);
   }
   if (plot.series.empty()) throw InputError(where, "nothing to plot: no point of the sweep has a result");
   script += plot_cmd + "\n";
@@ -125,19 +135,22 @@ void write_gantt(const std::vector<GanttBar>& bars, const std::string& title, co
     for (const auto& b : bars) {
       if (b.comm != (stream == 1)) continue;
       const double lo = b.rank + (b.comm ? 0.02 : -0.42), hi = lo + 0.4;
-      f << b.start_s * unit << ' ' << b.rank << ' ' << b.start_s * unit << ' ' << b.end_s * unit << ' ' << lo << ' '
-        << hi << '\n';
+      f << b.start_s * unit << ' ' << b.rank << ' ' << b.start_s * unit << ' ' << b.end_s * unit << ' ' << lo
+        << ' ' << hi << '\n';
     }
     f << "NaN NaN NaN NaN NaN NaN\n";  // an empty stream still yields a (blank) series
   }
   script += output_line(out);
   script += "set title " + quoted(title) + "\nset xlabel " + quoted(ms ? "time (ms)" : "time (µs)") +
-            "\nset ylabel \"rank\"\nset yrange [-0.6:" + std::to_string(ranks - 1) + ".6]\nset ytics 1\n"
-            "set xrange [0:" + std::to_string(end * unit) + "]\nset key outside right top\nset grid x\n";
-  script += "plot " + quoted((dir.path() / "compute.dat").string()) +
-            " using 1:2:3:4:5:6 with boxxyerror fs solid 0.8 noborder lc rgb \"#3b75af\" title \"compute\", " +
-            quoted((dir.path() / "comm.dat").string()) +
-            " using 1:2:3:4:5:6 with boxxyerror fs solid 0.8 noborder lc rgb \"#ef8636\" title \"communication\"\n";
+            "\nset ylabel \"rank\"\nset yrange [-0.6:" + std::to_string(ranks - 1) +
+            ".6]\nset ytics 1\n"
+            "set xrange [0:" +
+            std::to_string(end * unit) + "]\nset key outside right top\nset grid x\n";
+  script +=
+      "plot " + quoted((dir.path() / "compute.dat").string()) +
+      " using 1:2:3:4:5:6 with boxxyerror fs solid 0.8 noborder lc rgb \"#3b75af\" title \"compute\", " +
+      quoted((dir.path() / "comm.dat").string()) +
+      " using 1:2:3:4:5:6 with boxxyerror fs solid 0.8 noborder lc rgb \"#ef8636\" title \"communication\"\n";
   run_gnuplot(script, dir, out, where);
 }
 

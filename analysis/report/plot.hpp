@@ -39,8 +39,9 @@ inline constexpr int plot_height = 560;
 [[nodiscard]] std::filesystem::path find_gnuplot(const std::string& where);
 
 // Renders to `out` (.svg or .png; any other extension is an InputError at `where`).
-void write_line_plot(const LinePlot& plot, const std::filesystem::path& out, const std::string& where = "--plot");
-void write_gantt(const std::vector<GanttBar>& bars, const std::string& title, const std::filesystem::path& out,
-                 const std::string& where = "--gantt");
+void write_line_plot(const LinePlot& plot, const std::filesystem::path& out,
+                     const std::string& where = "--plot");
+void write_gantt(const std::vector<GanttBar>& bars, const std::string& title,
+                 const std::filesystem::path& out, const std::string& where = "--gantt");
 
 }  // namespace spsim::analysis

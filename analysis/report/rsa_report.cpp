@@ -14,7 +14,8 @@ namespace spsim::analysis {
 namespace fs = std::filesystem;
 
 const std::vector<std::string>& rsa_variants() {
-  static const std::vector<std::string> v = {"allreduce_slice_div", "allreduce_slice", "reduce_scatter", "ring"};
+  static const std::vector<std::string> v = {"allreduce_slice_div", "allreduce_slice", "reduce_scatter",
+                                             "ring"};
   return v;
 }
 
@@ -29,8 +30,9 @@ std::vector<CheckCell> run_checks(const fs::path& check_config) {
   std::vector<CheckCell> out;
   for (const auto& variant : rsa_variants())
     for (int p : check_degrees) {
-      const std::vector<SweepValue> values = {{"strategy.degree", std::to_string(p), "", std::nullopt},
-                                              {"strategy.options.grad_reduction", "\"" + variant + "\"", "", std::nullopt}};
+      const std::vector<SweepValue> values = {
+          {"strategy.degree", std::to_string(p), "", std::nullopt},
+          {"strategy.options.grad_reduction", "\"" + variant + "\"", "", std::nullopt}};
       out.push_back({variant, p, run_check(config_with(base, values))});
     }
   return out;
@@ -80,7 +82,8 @@ double reduction_bytes(const CompareResult& e, const CompareRow& r) {
   const std::string variant = value_of(r, "strategy.options.grad_reduction");
   if (variant == "reduce_scatter") return kind_bytes(r, "reduce_scatter");
   if (variant != "ring") return kind_bytes(r, "all_reduce");
-  const CompareRow* ar = find_row(e, value_of(r, "model.preset"), value_of(r, "workload.seq_len"), "allreduce_slice");
+  const CompareRow* ar =
+      find_row(e, value_of(r, "model.preset"), value_of(r, "workload.seq_len"), "allreduce_slice");
   return ar && ar->ok() ? kind_bytes(r, "sendrecv") - kind_bytes(*ar, "sendrecv") : 0;
 }
 
@@ -88,7 +91,6 @@ std::string seq_text(const std::string& seq) {
   const long v = std::stol(seq);
   return v % 1024 == 0 ? std::to_string(v / 1024) + "K" : seq;
 }
-
 
 struct Range {
   double lo = INFINITY, hi = -INFINITY;
@@ -137,16 +139,19 @@ std::string check_section(const ReportData& d) {
       return x ? format_fixed(x->cmp.alpha, 4) : "-";
     };
     const auto* dx = tensor(c.result, "dX");
-    t.add_row({c.variant, std::to_string(c.degree), c.result.pass() ? "PASS" : "FAIL", alpha("dWq"), alpha("dWk"),
-               alpha("dWo"), fail_text.empty() ? "none" : fail_text,
+    t.add_row({c.variant, std::to_string(c.degree), c.result.pass() ? "PASS" : "FAIL", alpha("dWq"),
+               alpha("dWk"), alpha("dWo"), fail_text.empty() ? "none" : fail_text,
                dx ? (dx->cmp.pass ? "exact" : dx->cmp.diagnosis) : "-"});
   }
   std::string out = "## (a) Gradient check\n\n";
   if (!d.checks.empty()) {
     const auto& r = d.checks.front().result;
     out += "One pre-LN transformer layer (`scope: layer`, the shapes of `" + r.config_name + "`), " +
-           std::string(rt::dtype_name(r.dtype)) + ", on P CPU ranks\n(threads backend) against the single-device "
-           "reference; tolerance " + format_scientific(r.tolerance, 1) + " on the relative error.\n"
+           std::string(rt::dtype_name(r.dtype)) +
+           ", on P CPU ranks\n(threads backend) against the single-device "
+           "reference; tolerance " +
+           format_scientific(r.tolerance, 1) +
+           " on the relative error.\n"
            "α is the best-fit scale ⟨g, g_ref⟩/⟨g_ref, g_ref⟩.\n\n";
   }
   return out + t.to_markdown() + "\n";
@@ -155,7 +160,8 @@ std::string check_section(const ReportData& d) {
 std::string experiment_title(const Config& c) {
   const std::string cluster = c.cluster ? c.cluster->name : "custom";
   const int nodes = c.cluster ? c.cluster->nodes : 1;
-  return (nodes > 1 ? std::to_string(nodes) + " × " : "") + cluster + ", P = " + std::to_string(c.strategy.degree);
+  return (nodes > 1 ? std::to_string(nodes) + " × " : "") + cluster +
+         ", P = " + std::to_string(c.strategy.degree);
 }
 
 std::string experiment_section(const ReportData& d, std::size_t i, const std::vector<std::string>& plots) {
@@ -185,9 +191,11 @@ std::string experiment_section(const ReportData& d, std::size_t i, const std::ve
         const auto ratio = r->closed_ratio();
         t.add_row({preset, seq_text(seq), variant, format_bytes(reduction_bytes(e, *r)),
                    format_bytes(r->sim->bytes_sent_max), format_seconds(r->sim->step_time_s),
-                   r->closed ? format_seconds(r->closed->step_s) : "n/a", ratio ? format_fixed(*ratio, 3) : "n/a",
-                   format_seconds(r->sim->exposed_comm_s), format_bytes(static_cast<double>(r->sim->peak_memory_bytes)),
-                   r->memory ? format_bytes(r->memory->full_grad_buffer_bytes) : "n/a", r->sim->oom ? "OOM" : "no"});
+                   r->closed ? format_seconds(r->closed->step_s) : "n/a",
+                   ratio ? format_fixed(*ratio, 3) : "n/a", format_seconds(r->sim->exposed_comm_s),
+                   format_bytes(static_cast<double>(r->sim->peak_memory_bytes)),
+                   r->memory ? format_bytes(r->memory->full_grad_buffer_bytes) : "n/a",
+                   r->sim->oom ? "OOM" : "no"});
       }
   std::string out = "### " + experiment_title(c) + " (`" + c.source.filename().string() + "`)\n\n";
   out += t.to_markdown() + "\n";
@@ -225,8 +233,8 @@ Findings findings(const ReportData& d) {
     const double p = d.configs[i].strategy.degree;
     for (const auto& preset : axis_values(e, "model.preset"))
       for (const auto& seq : axis_values(e, "workload.seq_len")) {
-        const auto *ar = find_row(e, preset, seq, "allreduce_slice"), *rs = find_row(e, preset, seq, "reduce_scatter"),
-                   *ring = find_row(e, preset, seq, "ring");
+        const auto *ar = find_row(e, preset, seq, "allreduce_slice"),
+                   *rs = find_row(e, preset, seq, "reduce_scatter"), *ring = find_row(e, preset, seq, "ring");
         if (!ar || !rs || !ring || !ar->ok() || !rs->ok() || !ring->ok()) continue;
         f.rs_over_ar_bytes.add(reduction_bytes(e, *rs) / reduction_bytes(e, *ar));
         f.ring_over_rs_bytes.add(reduction_bytes(e, *ring) / reduction_bytes(e, *rs));
@@ -259,33 +267,42 @@ std::string answers(const ReportData& d) {
   o << "## Answers\n\n"
     << "**1. Is the ÷P in RSA's backward right?** No. The all-reduce already returns the exact sum of every\n"
     << "rank's partial dK/dV, so slicing it gives the exact gradient; dividing by P (and dividing dQ by P)\n"
-    << "makes the Q/K/V projection gradients exactly 1/P of the truth. The check measures the best-fit scale\n"
+    << "makes the Q/K/V projection gradients exactly 1/P of the truth. The check measures the best-fit "
+       "scale\n"
     << "of dWq as " << alphas << " (= 1/P),\n"
-    << (f.div_fails ? "so `allreduce_slice_div` fails at every P" : "yet `allreduce_slice_div` passed somewhere")
+    << (f.div_fails ? "so `allreduce_slice_div` fails at every P"
+                    : "yet `allreduce_slice_div` passed somewhere")
     << ", while the same code without the division (`allreduce_slice`),\n`reduce_scatter` and `ring` "
-    << (f.exact_variants_pass ? "pass at every P" : "do NOT all pass") << ". The output projection, the MLP and the\n"
+    << (f.exact_variants_pass ? "pass at every P" : "do NOT all pass")
+    << ". The output projection, the MLP and the\n"
     << "second LayerNorm stay exact; dX is wrong by no uniform factor (table (a)). The division is the mean\n"
     << "of a sum that was already the right quantity: unlike data parallelism, the ranks hold different\n"
     << "tokens of one sequence, not replicas of one gradient.\n\n";
   o << "**2. All-reduce-then-slice or reduce-scatter?** Reduce-scatter. It yields the same exact gradient,\n"
     << "and each rank sends " << range_text(f.rs_over_ar_bytes, 3, "×")
     << " the all-reduce's bytes for the dK/dV reductions\n(ring all-reduce: 2(P−1)/P·n per rank; ring "
-    << "reduce-scatter: (P−1)/P·n). In the simulated steps that saves\n" << range_percent(f.rs_saving)
+    << "reduce-scatter: (P−1)/P·n). In the simulated steps that saves\n"
+    << range_percent(f.rs_saving)
     << " of the all-reduce variant's step time: the reductions are a small part of a step dominated by\n"
     << "the score-row GEMMs and the softmax. Its peak memory is " << range_percent(f.rs_peak_saving)
-    << " lower: both\nmaterialise the full-length dK/dV partial sum (and reduce-scatter packs it into a staging "
-    << "copy while it runs:\nits chunks along s are strided), but the sliced chunk of all-reduce-then-slice is a "
+    << " lower: both\nmaterialise the full-length dK/dV partial sum (and reduce-scatter packs it into a "
+       "staging "
+    << "copy while it runs:\nits chunks along s are strided), but the sliced chunk of all-reduce-then-slice "
+       "is a "
     << "view that keeps\nthe full-length dV buffer alive through the rest of the backward.\n\n";
   o << "**3. Is a ring pass worth it?** For RSA as written, not for speed. The ring sends the same bytes as\n"
     << "reduce-scatter (" << range_text(f.ring_over_rs_bytes, 3, "×")
     << ") and overlaps each pass with computing the next partial gradient,\nand its gradient "
     << "buffer is one chunk instead of the full length: " << range_text(f.buffer_over_chunk, 0, "×")
     << "\nsmaller. But its simulated step takes " << range_percent(f.ring_vs_rs)
-    << " longer than reduce-scatter's (P small key-gradient\nGEMMs and slice copies instead of one large GEMM, "
-    << "and compute slowed while the passes run), and its\npeak memory is only " << range_percent(f.ring_peak_saving)
-    << " lower, because RSA's s/P × s score rows are " << range_text(f.score_over_buffer, 0, "×")
+    << " longer than reduce-scatter's (P small key-gradient\nGEMMs and slice copies instead of one large "
+       "GEMM, "
+    << "and compute slowed while the passes run), and its\npeak memory is only "
+    << range_percent(f.ring_peak_saving) << " lower, because RSA's s/P × s score rows are "
+    << range_text(f.score_over_buffer, 0, "×")
     << "\nthe size of the full-length buffer (S/F = (H/H_kv)·(s/P)/d). Points out of memory: " << f.oom_rs
-    << " with reduce-scatter,\n" << f.oom_ring << " with ring, " << f.oom_rs_only
+    << " with reduce-scatter,\n"
+    << f.oom_ring << " with ring, " << f.oom_rs_only
     << " where only reduce-scatter is. The ring's memory advantage matters where the gradient\nbuffer "
     << "dominates: fused attention without score rows (Ring Attention), or s/P near the head dimension.\n\n";
   o << "The closed-form α-β-γ model (strategies/rsa/closed_form.cpp) reproduces the simulated step within "
@@ -333,20 +350,23 @@ std::string render_report(const ReportData& d, const std::vector<std::vector<std
       "local chunk and divides by the sequence-parallel world size P (and divides dQ by P too). This report\n"
       "checks that choice and its alternatives with spsim: a gradient check on CPU ranks, and the\n"
       "simulated cost of each variant on DGX A100 clusters.\n\n"
-      "Generated by `" + command + "`; do not edit by hand (a test fails when it is stale).\n\n";
+      "Generated by `" +
+      command + "`; do not edit by hand (a test fails when it is stale).\n\n";
   out += answers(d);
   out += check_section(d);
-  out += "\n## (b) Bytes, time and memory on DGX A100\n\n"
-         "Attention core (`scope: attention`), batch 1, bf16, no causal mask, forward + backward, per rank.\n"
-         "dK+dV reduction sent: bytes one rank sends for the two key-side reductions; total sent adds the\n"
-         "ring passes of K and V (the same in every variant). Exposed comm: communication no compute hides.\n"
-         "Peak mem: the simulator's per-rank peak of live tensors (OOM against 80 GB); full dK/dV buffer:\n"
-         "the full-length partial sum the variant allocates (strategies/rsa/memory.cpp).\n\n";
+  out +=
+      "\n## (b) Bytes, time and memory on DGX A100\n\n"
+      "Attention core (`scope: attention`), batch 1, bf16, no causal mask, forward + backward, per rank.\n"
+      "dK+dV reduction sent: bytes one rank sends for the two key-side reductions; total sent adds the\n"
+      "ring passes of K and V (the same in every variant). Exposed comm: communication no compute hides.\n"
+      "Peak mem: the simulator's per-rank peak of live tensors (OOM against 80 GB); full dK/dV buffer:\n"
+      "the full-length partial sum the variant allocates (strategies/rsa/memory.cpp).\n\n";
   for (std::size_t i = 0; i < d.experiments.size(); ++i)
     out += experiment_section(d, i, i < plot_files.size() ? plot_files[i] : std::vector<std::string>{});
   out +=
       "## How the numbers are made\n\n"
-      "* Gradients: real float64 math on P threads, compared tensor by tensor with a single-device reference\n"
+      "* Gradients: real float64 math on P threads, compared tensor by tensor with a single-device "
+      "reference\n"
       "  that finite differences verify (`spsim check`).\n"
       "* Time: the same strategy code traced per rank and replayed on the simulated cluster: roofline\n"
       "  compute per op with per-class efficiencies from the GPU file, flow-level network, NCCL-style\n"

@@ -21,7 +21,7 @@ struct CheckCell {
 };
 
 struct ReportData {
-  std::vector<CheckCell> checks;          // every variant × P ∈ {2, 4, 8}
+  std::vector<CheckCell> checks;           // every variant × P ∈ {2, 4, 8}
   std::vector<CompareResult> experiments;  // one per experiment config, in the order given
   std::vector<Config> configs;             // the experiment configs (for titles and cluster names)
 };
@@ -31,8 +31,8 @@ struct ReportOptions {
   std::filesystem::path check_config;  // the layer the gradient check runs at each P and variant
   SimulateFn simulate;
   int jobs = 1;
-  bool plots = true;                   // false: README only (no gnuplot needed)
-  std::string command;                 // how to regenerate, quoted in the report
+  bool plots = true;    // false: README only (no gnuplot needed)
+  std::string command;  // how to regenerate, quoted in the report
 };
 
 // Runs the checks and the experiments' sweeps. Each experiment must sweep
@@ -41,10 +41,12 @@ struct ReportOptions {
 
 // The Markdown of reports/rsa-backward/README.md. `plot_files[i]` lists experiment i's plot file
 // names (relative to the report folder), one per model; empty when plots are off.
-[[nodiscard]] std::string render_report(const ReportData& data, const std::vector<std::vector<std::string>>& plot_files,
+[[nodiscard]] std::string render_report(const ReportData& data,
+                                        const std::vector<std::vector<std::string>>& plot_files,
                                         const std::string& command);
 
 // collect + plots + README.md in options.out_dir; returns the files written.
-std::vector<std::filesystem::path> write_report(const std::vector<Config>& experiments, const ReportOptions& options);
+std::vector<std::filesystem::path> write_report(const std::vector<Config>& experiments,
+                                                const ReportOptions& options);
 
 }  // namespace spsim::analysis

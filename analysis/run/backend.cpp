@@ -3,9 +3,9 @@
 
 #include <cstdio>
 
-#include "runtime/host_staged_comm.hpp"
-#include "runtime/cpu/cpu_device.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/cpu/cpu_device.hpp"
+#include "runtime/host_staged_comm.hpp"
 #include "runtime/host_storage.hpp"
 #ifdef SPSIM_WITH_MPI
 #include "runtime/mpi/mpi_comm.hpp"

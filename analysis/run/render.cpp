@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <map>
 
-#include "analysis/run/run.hpp"
 #include "analysis/report/table.hpp"
+#include "analysis/run/run.hpp"
 #include "runtime/core/error.hpp"
 #include "sim/cluster/cluster.hpp"
 
@@ -42,9 +42,9 @@ std::vector<ComparedPhase> compared_phases(const std::vector<PhaseRow>& rows, co
     return 0.0;
   };
   std::vector<ComparedPhase> out{{"forward", median("forward"), s.forward_s},
-                            {"backward", median("backward"), s.backward_s},
-                            {"step (forward + backward)", median("step"), s.step_time_s},
-                            {"compute", median("compute"), s.compute_s}};
+                                 {"backward", median("backward"), s.backward_s},
+                                 {"step (forward + backward)", median("step"), s.step_time_s},
+                                 {"compute", median("compute"), s.compute_s}};
   // Per op class: the simulated ops of the critical rank (top_ops; communication entries excluded).
   std::map<std::string, double> predicted;
   for (const auto& op : s.top_ops)
@@ -122,6 +122,5 @@ std::string render_run(const RunMeasurement& m, const Prediction& p) {
                ratio_text(x.measured, x.predicted)});
   return out + c.to_text();
 }
-
 
 }  // namespace spsim::analysis

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "analysis/check/check_data.hpp"
-#include "runtime/core/error.hpp"
 #include "analysis/closed_form/closed_form.hpp"
+#include "runtime/core/error.hpp"
 #include "strategies/layer.hpp"
 #include "strategies/step.hpp"
 

@@ -10,9 +10,9 @@
 
 #include "analysis/check/check.hpp"
 #include "analysis/config/config.hpp"
+#include "analysis/simulate/simulate.hpp"
 #include "runtime/timed_comm.hpp"
 #include "runtime/timed_device.hpp"
-#include "analysis/simulate/simulate.hpp"
 
 namespace spsim::analysis {
 
@@ -39,8 +39,8 @@ struct RunOptions {
 struct RankIteration {
   double forward_s = 0;
   double backward_s = 0;
-  double comm_forward_s = 0;                // blocked in communication during forward
-  double comm_backward_s = 0;               // ... during backward
+  double comm_forward_s = 0;                    // blocked in communication during forward
+  double comm_backward_s = 0;                   // ... during backward
   std::array<double, rt::kCommKinds> comm_s{};  // blocked per kind over the iteration
   std::array<double, rt::kOpClasses> op_s{};    // compute per op class (rt::OpClass) over the iteration
 };
@@ -62,9 +62,10 @@ struct RunMeasurement {
   RunOptions run;
   // samples[i][r]: iteration i on rank r (complete on rank 0; other ranks hold only their own).
   std::vector<std::vector<RankIteration>> samples;
-  std::array<rt::CommKindStats, rt::kCommKinds> per_iteration{};  // calls and bytes of one iteration on rank 0
-  rt::OpStats ops_per_iteration{};                            // calls per op class of one iteration on rank 0
-  std::optional<CheckResult> verify;                      // rank 0, with --verify
+  std::array<rt::CommKindStats, rt::kCommKinds>
+      per_iteration{};                // calls and bytes of one iteration on rank 0
+  rt::OpStats ops_per_iteration{};    // calls per op class of one iteration on rank 0
+  std::optional<CheckResult> verify;  // rank 0, with --verify
 };
 
 // Collective over `comm`: every rank runs the config's strategy on its shard of the check inputs,
@@ -105,6 +106,7 @@ struct ComparedPhase {
   double measured = 0;
   double predicted = 0;
 };
-[[nodiscard]] std::vector<ComparedPhase> compared_phases(const std::vector<PhaseRow>& rows, const SimSummary& s);
+[[nodiscard]] std::vector<ComparedPhase> compared_phases(const std::vector<PhaseRow>& rows,
+                                                         const SimSummary& s);
 
 }  // namespace spsim::analysis

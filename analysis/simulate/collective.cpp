@@ -65,7 +65,8 @@ std::vector<double> sizes_of(const CollectiveArgs& a) {
 std::optional<sim::Protocol> protocol_of(const std::string& name) {
   if (name == "auto") return std::nullopt;
   if (auto p = sim::parse_protocol(name)) return p;
-  throw InputError("--protocol", "unknown protocol '" + name + "'; valid choices: " + sim::protocol_choices());
+  throw InputError("--protocol",
+                   "unknown protocol '" + name + "'; valid choices: " + sim::protocol_choices());
 }
 
 }  // namespace
@@ -73,11 +74,12 @@ std::optional<sim::Protocol> protocol_of(const std::string& name) {
 CollectiveSweep run_collective_sweep(const CollectiveArgs& a) {
   const auto kind = rt::parse_collective_op(a.op);
   if (!kind)
-    throw InputError("--op", "unknown collective '" + a.op + "'; valid choices: " + rt::collective_op_choices());
+    throw InputError("--op",
+                     "unknown collective '" + a.op + "'; valid choices: " + rt::collective_op_choices());
   const auto mode = sim::parse_network_mode(a.network);
   if (!mode)
-    throw InputError("--network",
-                     "unknown network model '" + a.network + "'; valid choices: " + join_names(schema::networks()));
+    throw InputError("--network", "unknown network model '" + a.network +
+                                      "'; valid choices: " + join_names(schema::networks()));
   const sim::Cluster cluster(load_cluster(a));
   const auto sizes = sizes_of(a);
   CollectiveSweep out;
@@ -117,11 +119,11 @@ std::string render_collective(const CollectiveSweep& s) {
   std::snprintf(line, sizeof line, "# spsim collective: %s on %s, %d node(s), %d ranks, %s network model\n",
                 s.op.c_str(), s.cluster.c_str(), s.nodes, s.ranks, s.network.c_str());
   out += line;
-  std::snprintf(line, sizeof line, "%14s %13s %6s %5s %16s %6s %12s %9s %9s\n", "size(B)", "count", "type", "redop",
-                "algo", "proto", "time(us)", "algbw", "busbw");
+  std::snprintf(line, sizeof line, "%14s %13s %6s %5s %16s %6s %12s %9s %9s\n", "size(B)", "count", "type",
+                "redop", "algo", "proto", "time(us)", "algbw", "busbw");
   out += line;
-  std::snprintf(line, sizeof line, "%14s %13s %6s %5s %16s %6s %12s %9s %9s\n", "", "(elements)", "", "", "", "", "",
-                "(GB/s)", "(GB/s)");
+  std::snprintf(line, sizeof line, "%14s %13s %6s %5s %16s %6s %12s %9s %9s\n", "", "(elements)", "", "", "",
+                "", "", "(GB/s)", "(GB/s)");
   out += line;
   for (const auto& r : s.rows) {
     std::snprintf(line, sizeof line, "%14lld %13lld %6s %5s %16s %6s %12.2f %9.2f %9.2f\n",

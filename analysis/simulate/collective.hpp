@@ -15,9 +15,9 @@ namespace spsim::analysis {
 // option: --cluster, --nodes, --op, --min-bytes, --max-bytes, --step-factor, --algo, --protocol,
 // --network).
 struct CollectiveArgs {
-  std::string cluster;       // preset name (configs/clusters/)
-  std::optional<int> nodes;  // default: the preset's
-  std::string op;            // rt::collective_op_choices()
+  std::string cluster;               // preset name (configs/clusters/)
+  std::optional<int> nodes;          // default: the preset's
+  std::string op;                    // rt::collective_op_choices()
   std::string min_bytes, max_bytes;  // "8", "64K", "128M", "1G" (binary multiples, as nccl-tests' -b/-e)
   double step_factor = 2;
   std::string algo = "auto";

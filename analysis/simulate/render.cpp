@@ -1,8 +1,8 @@
 // Human tables of a simulation (render_simulation).
 #include <cstdio>
 
-#include "analysis/simulate/simulate.hpp"
 #include "analysis/report/table.hpp"
+#include "analysis/simulate/simulate.hpp"
 
 namespace spsim::analysis {
 
@@ -30,8 +30,8 @@ std::string header(const Config& cfg, const SimSummary& s) {
   if (!cfg.strategy.options.empty()) out += " (" + options_text(cfg.strategy.options) + ")";
   out += ", degree " + std::to_string(cfg.strategy.degree);
   if (cfg.parallel.dp > 1)
-    out += " x dp " + std::to_string(cfg.parallel.dp) + " = " + std::to_string(cfg.strategy.degree * cfg.parallel.dp) +
-           " ranks";
+    out += " x dp " + std::to_string(cfg.parallel.dp) + " = " +
+           std::to_string(cfg.strategy.degree * cfg.parallel.dp) + " ranks";
   out += " on " + s.cluster + " (" + std::to_string(s.gpus) + " x " + s.gpu + ")\n";
   out += "workload: " + cfg.model.name + ", " + scope_name(w.scope) + ", seq " + std::to_string(w.seq_len) +
          ", batch " + std::to_string(w.batch) + ", " + std::string(rt::dtype_name(w.dtype)) +
@@ -102,7 +102,6 @@ std::string ops_table(const SimSummary& s) {
          t.to_text();
 }
 
-
 }  // namespace
 
 std::string render_simulation(const Config& cfg, const SimSummary& s) {
@@ -113,7 +112,5 @@ std::string render_simulation(const Config& cfg, const SimSummary& s) {
   out += s.oom ? "\nOUT OF MEMORY: the peak exceeds one GPU's memory\n" : "\n";
   return out;
 }
-
-
 
 }  // namespace spsim::analysis

@@ -5,11 +5,11 @@
 #include <set>
 #include <variant>
 
+#include "analysis/config/cluster.hpp"
+#include "analysis/report/table.hpp"
 #include "analysis/simulate/chrome_trace.hpp"
 #include "analysis/simulate/trace.hpp"
-#include "analysis/report/table.hpp"
 #include "runtime/core/error.hpp"
-#include "analysis/config/cluster.hpp"
 #include "sim/memory/memory.hpp"
 #include "sim/replay/replay.hpp"
 
@@ -129,11 +129,11 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
                                             " or add nodes (cluster.nodes)");
   const int world = cfg.strategy.degree * cfg.parallel.dp;
   if (world > gpus)
-    throw InputError("parallel.dp", "dp " + std::to_string(cfg.parallel.dp) + " replicas of a degree-" +
-                                        std::to_string(cfg.strategy.degree) + " SP group need " +
-                                        std::to_string(world) + " GPUs; the cluster has " +
-                                        std::to_string(gpus) + " (use dp <= " +
-                                        std::to_string(gpus / cfg.strategy.degree) + " or add nodes)");
+    throw InputError("parallel.dp",
+                     "dp " + std::to_string(cfg.parallel.dp) + " replicas of a degree-" +
+                         std::to_string(cfg.strategy.degree) + " SP group need " + std::to_string(world) +
+                         " GPUs; the cluster has " + std::to_string(gpus) +
+                         " (use dp <= " + std::to_string(gpus / cfg.strategy.degree) + " or add nodes)");
   const sim::ComputeModel model(cluster.config().gpu, cfg.workload.dtype, "workload.dtype");
   const auto mode = cfg.simulation.network;
   const auto traces = trace_config(cfg);

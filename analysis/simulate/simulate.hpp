@@ -15,11 +15,11 @@ namespace spsim::analysis {
 
 struct RankSummary {
   int rank = 0;
-  double compute_s = 0;        // busy time of the compute stream
-  double comm_s = 0;           // busy time of the communication stream
-  double exposed_comm_s = 0;   // communication time not overlapped by compute
-  double idle_s = 0;           // step time minus compute minus exposed communication
-  double bytes_sent = 0;       // bytes this rank put on links
+  double compute_s = 0;       // busy time of the compute stream
+  double comm_s = 0;          // busy time of the communication stream
+  double exposed_comm_s = 0;  // communication time not overlapped by compute
+  double idle_s = 0;          // step time minus compute minus exposed communication
+  double bytes_sent = 0;      // bytes this rank put on links
   std::uint64_t peak_memory_bytes = 0;
 };
 

@@ -32,8 +32,8 @@ bool is_collective_op(CommKind k) {
 }
 
 const std::vector<CommKind>& collective_ops() {
-  static const std::vector<CommKind> ops = {CommKind::all_reduce, CommKind::reduce_scatter, CommKind::all_gather,
-                                            CommKind::all_to_all, CommKind::sendrecv};
+  static const std::vector<CommKind> ops = {CommKind::all_reduce, CommKind::reduce_scatter,
+                                            CommKind::all_gather, CommKind::all_to_all, CommKind::sendrecv};
   return ops;
 }
 

@@ -45,8 +45,8 @@ enum class Stream : std::uint8_t { compute, comm };
 [[nodiscard]] std::string_view stream_name(Stream s);
 
 // Communication kinds are the runtime's one vocabulary (runtime/core/comm_kind.hpp).
-using rt::CommKind;
 using rt::comm_kind_name;
+using rt::CommKind;
 
 // Canonical id of a communication group: FNV-1a (64-bit) of its member list (world ranks, ascending),
 // so every rank derives the same id locally. Groups with the same members share an id (and a

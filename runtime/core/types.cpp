@@ -5,20 +5,27 @@ namespace spsim::rt {
 
 std::size_t dtype_bytes(DType dt) {
   switch (dt) {
-    case DType::f32: return 4;
-    case DType::f64: return 8;
+    case DType::f32:
+      return 4;
+    case DType::f64:
+      return 8;
     case DType::bf16:
-    case DType::f16: return 2;
+    case DType::f16:
+      return 2;
   }
   return 0;
 }
 
 std::string_view dtype_name(DType dt) {
   switch (dt) {
-    case DType::f32: return "float32";
-    case DType::f64: return "float64";
-    case DType::bf16: return "bf16";
-    case DType::f16: return "fp16";
+    case DType::f32:
+      return "float32";
+    case DType::f64:
+      return "float64";
+    case DType::bf16:
+      return "bf16";
+    case DType::f16:
+      return "fp16";
   }
   return "?";
 }
@@ -45,12 +52,18 @@ std::string to_string(const Shape& shape) {
 
 std::string_view op_class_name(OpClass c) {
   switch (c) {
-    case OpClass::gemm: return "gemm";
-    case OpClass::attention_forward: return "attention_forward";
-    case OpClass::attention_backward: return "attention_backward";
-    case OpClass::softmax: return "softmax";
-    case OpClass::elementwise: return "elementwise";
-    case OpClass::copy: return "copy";
+    case OpClass::gemm:
+      return "gemm";
+    case OpClass::attention_forward:
+      return "attention_forward";
+    case OpClass::attention_backward:
+      return "attention_backward";
+    case OpClass::softmax:
+      return "softmax";
+    case OpClass::elementwise:
+      return "elementwise";
+    case OpClass::copy:
+      return "copy";
   }
   return "?";
 }

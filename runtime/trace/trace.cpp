@@ -7,7 +7,6 @@
 
 namespace spsim::rt::trace {
 
-
 struct Recorder::State {
   RankTrace trace;
   std::map<GroupId, std::uint64_t> collective_seq;

@@ -1,7 +1,6 @@
 // Names of the hardware spec types.
 #include "sim/cluster/hardware.hpp"
 
-
 namespace spsim::sim {
 
 const char* link_class_name(LinkClass c) {

@@ -36,9 +36,9 @@ struct LinkSpec {
 struct GpuSpec {
   std::string name;
   std::string description;
-  std::map<std::string, double> peak_flops;  // FLOP/s per dtype name: bf16, fp16, tf32, fp32
-  double hbm_bytes = 0;                      // memory capacity, bytes
-  double hbm_Bps = 0;                        // memory bandwidth, bytes per second
+  std::map<std::string, double> peak_flops;         // FLOP/s per dtype name: bf16, fp16, tf32, fp32
+  double hbm_bytes = 0;                             // memory capacity, bytes
+  double hbm_Bps = 0;                               // memory bandwidth, bytes per second
   std::array<double, rt::kOpClasses> efficiency{};  // indexed by rt::OpClass
   Time launch_overhead{};
   std::string nvlink;  // link type name of its NVLink generation ("" = none)

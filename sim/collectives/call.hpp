@@ -19,9 +19,9 @@ struct CollectiveCall {
   // the output (input n/P); all_to_all the send buffer (n/P to each rank); sendrecv the message
   // each rank sends. Fractional values are allowed.
   double bytes = 0;
-  std::string algorithm = "auto";  // a registry name or alias (see default_algorithms()) or "auto"
+  std::string algorithm = "auto";    // a registry name or alias (see default_algorithms()) or "auto"
   std::optional<Protocol> protocol;  // nullopt: "auto", the tuner's pick
-  int peer_offset = 1;             // sendrecv: rank i sends to i + offset, receives from i - offset (mod P)
+  int peer_offset = 1;               // sendrecv: rank i sends to i + offset, receives from i - offset (mod P)
 };
 
 struct CollectiveResult {

@@ -208,8 +208,8 @@ std::vector<Protocol> candidate_protocols(std::optional<Protocol> asked, Algorit
     return out;
   }
   if (!protocol_supported(family, *asked))
-    throw InputError("protocol", "'" + std::string(protocol_name(*asked)) + "' is not available with '" + algo +
-                                     "' (Simple only); valid: simple, auto");
+    throw InputError("protocol", "'" + std::string(protocol_name(*asked)) + "' is not available with '" +
+                                     algo + "' (Simple only); valid: simple, auto");
   return {*asked};
 }
 
@@ -220,8 +220,7 @@ CollectiveChoice Collectives::choose(const CollectiveCall& call) const {
     throw InputError("bytes", "must be a finite number >= 0, got " + std::to_string(call.bytes));
   const GroupShape shape = make_group_shape(network_.cluster(), call.ranks);
   const auto& fits = network_.cluster().config().collective_fits;
-  if (const CollectiveFit* fit = applicable_fit(fits, call.kind, call.algorithm, shape.size))
-  {
+  if (const CollectiveFit* fit = applicable_fit(fits, call.kind, call.algorithm, shape.size)) {
     const Time t = fitted_time(*fit, call.kind, call.bytes);
     return CollectiveChoice{kFittedAlgorithm, Protocol::simple, t.seconds(), t};
   }
@@ -241,8 +240,9 @@ CollectiveChoice Collectives::choose(const CollectiveCall& call) const {
 void Collectives::start(const CollectiveCall& call, Done done) {
   const CollectiveChoice choice = choose(call);
   if (choice.algorithm == kFittedAlgorithm) {
-    auto run = std::make_shared<CollectiveRun>(*this, call, make_group_shape(network_.cluster(), call.ranks),
-                                               ProtocolCosts{}, choice.algorithm, choice.protocol, std::move(done));
+    auto run =
+        std::make_shared<CollectiveRun>(*this, call, make_group_shape(network_.cluster(), call.ranks),
+                                        ProtocolCosts{}, choice.algorithm, choice.protocol, std::move(done));
     run->finish_after(choice.predicted, call.bytes * rt::bus_bandwidth_factor(call.kind, run->size()));
     return;
   }

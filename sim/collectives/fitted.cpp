@@ -13,13 +13,12 @@ Time fitted_time(const CollectiveFit& fit, CommKind kind, double bytes) {
   return fit.latency + Time::from_seconds(bytes * rt::bus_bandwidth_factor(kind, fit.ranks) / fit.busbw_Bps);
 }
 
-const CollectiveFit* applicable_fit(const CollectiveFits& fits, CommKind kind,
-                                    const std::string& algorithm, int group_size) {
+const CollectiveFit* applicable_fit(const CollectiveFits& fits, CommKind kind, const std::string& algorithm,
+                                    int group_size) {
   const auto& fit = fits[static_cast<std::size_t>(kind)];
   if (algorithm != "auto" || !fit || fit->ranks != group_size) return nullptr;
   return &*fit;
 }
-
 
 void CollectiveRun::finish_after(Time delay, double bytes_per_rank) {
   for (auto& b : result_.bytes_sent) b += bytes_per_rank;

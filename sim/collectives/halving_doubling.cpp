@@ -51,7 +51,8 @@ class HalvingDoubling final : public Algorithm {
   }
 
  private:
-  [[nodiscard]] static Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) {
+  [[nodiscard]] static Time estimate(const CollectiveCall& call, const GroupShape& g,
+                                     const ProtocolCosts& costs) {
     // Rank 0 and its partner at distance d share a node iff d is below the ranks per node
     // (node-major rank order on uniform nodes).
     Time t = costs.base_latency;

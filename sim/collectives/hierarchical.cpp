@@ -28,7 +28,8 @@ class Hierarchical final : public Algorithm {
     };
     auto intra = [&](CommKind kind) {
       std::vector<CollectiveCall> calls;
-      for (const auto& m : g.node_members) calls.push_back({kind, devices(m), run->bytes(), "ring", std::nullopt, 1});
+      for (const auto& m : g.node_members)
+        calls.push_back({kind, devices(m), run->bytes(), "ring", std::nullopt, 1});
       return calls;
     };
     std::vector<CollectiveCall> across;
@@ -51,7 +52,8 @@ class Hierarchical final : public Algorithm {
   }
 
  private:
-  [[nodiscard]] static Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) {
+  [[nodiscard]] static Time estimate(const CollectiveCall& call, const GroupShape& g,
+                                     const ProtocolCosts& costs) {
     const double l = g.max_per_node, nn = g.nodes();
     const Time intra =
         l > 1 ? static_cast<std::int64_t>(l - 1) * hop_time(g, costs, false, call.bytes / l) : Time{};

@@ -43,7 +43,8 @@ class Nvls final : public Algorithm {
   }
 
  private:
-  [[nodiscard]] static Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) {
+  [[nodiscard]] static Time estimate(const CollectiveCall& call, const GroupShape& g,
+                                     const ProtocolCosts& costs) {
     const double bytes = call.bytes * (g.size + 1) / g.size;
     return costs.base_latency + costs.step(LinkClass::nvlink) + g.nvls_hop_latency +
            Time::from_seconds(bytes / (costs.efficiency * g.intra_Bps));

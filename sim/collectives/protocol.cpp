@@ -21,8 +21,8 @@ bool protocol_supported(AlgorithmFamily family, Protocol p) {
   return family != AlgorithmFamily::nvls || p == Protocol::simple;
 }
 
-ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, AlgorithmFamily family,
-                               CommKind kind, bool multi_node, int min_gpus_per_node) {
+ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, AlgorithmFamily family, CommKind kind,
+                               bool multi_node, int min_gpus_per_node) {
   const auto& e = table.protocols[static_cast<std::size_t>(p)];
   ProtocolCosts c;
   c.step_latency = e.step_latency;
@@ -35,9 +35,8 @@ ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, Algorithm
   }
   c.base_latency = family == AlgorithmFamily::tree ? e.tree_base_latency : e.ring_base_latency;
   if (p == Protocol::ll)
-    c.efficiency = (multi_node || kind == CommKind::all_reduce)
-                       ? table.ll_efficiency_allreduce_or_multinode
-                       : table.ll_efficiency_other;
+    c.efficiency = (multi_node || kind == CommKind::all_reduce) ? table.ll_efficiency_allreduce_or_multinode
+                                                                : table.ll_efficiency_other;
   else if (p == Protocol::ll128)
     c.efficiency = min_gpus_per_node < 2 ? table.ll128_efficiency_one_gpu_per_node : table.ll128_efficiency;
   if (family == AlgorithmFamily::tree) c.efficiency *= table.tree_efficiency;

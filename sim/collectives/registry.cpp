@@ -15,7 +15,8 @@ AlgorithmRegistry default_algorithms() {
   return reg;
 }
 
-double hop_s(const GroupShape& shape, const ProtocolCosts& costs, bool inter_node, double bytes, double parts) {
+double hop_s(const GroupShape& shape, const ProtocolCosts& costs, bool inter_node, double bytes,
+             double parts) {
   const Time latency = inter_node ? shape.inter_latency : shape.intra_latency;
   const double bw = inter_node ? shape.inter_Bps : shape.intra_Bps;
   const LinkClass cls = inter_node ? shape.inter_class : shape.intra_class;

@@ -181,7 +181,8 @@ class DoubleBinaryTree final : public Algorithm {
   }
 
  private:
-  [[nodiscard]] static Time estimate(const CollectiveCall& call, const GroupShape& g, const ProtocolCosts& costs) {
+  [[nodiscard]] static Time estimate(const CollectiveCall& call, const GroupShape& g,
+                                     const ProtocolCosts& costs) {
     const std::int64_t chain = g.max_per_node - 1;
     const std::int64_t levels = std::bit_width(static_cast<unsigned>(g.nodes())) - 1;
     const double chunk = std::min(call.bytes / (2 * g.channels), kChunkBytes);
@@ -207,7 +208,7 @@ AlgorithmInfo tree_algorithm() {
       {CommKind::all_reduce},
       [](const GroupShape& g) { return g.multi_node(); },
       [] { return std::make_unique<DoubleBinaryTree>(); },
-          {}};
+      {}};
 }
 
 }  // namespace spsim::sim

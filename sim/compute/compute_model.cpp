@@ -34,14 +34,15 @@ ComputeModel::ComputeModel(GpuSpec gpu, rt::DType dtype, const std::string& wher
 
 double ComputeModel::roofline_s(rt::OpClass op_class, double flops, double bytes) const {
   const double eff = gpu_.op_efficiency(op_class);
-  const double compute_s = flops / (peak_flops_ * eff);    // seconds
-  const double memory_s = bytes / (gpu_.hbm_Bps * eff);    // seconds
+  const double compute_s = flops / (peak_flops_ * eff);  // seconds
+  const double memory_s = bytes / (gpu_.hbm_Bps * eff);  // seconds
   return std::max(compute_s, memory_s);
 }
 
 Time ComputeModel::duration(const rt::trace::ComputeOp& op) const {
   if (op.skipped) return Time{};
-  return Time::from_seconds(roofline_s(op.op_class, op.flops, static_cast<double>(op.bytes()))) + gpu_.launch_overhead;
+  return Time::from_seconds(roofline_s(op.op_class, op.flops, static_cast<double>(op.bytes()))) +
+         gpu_.launch_overhead;
 }
 
 double ComputeModel::duration_s(rt::OpClass op_class, double flops, double bytes) const {

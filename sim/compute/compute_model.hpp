@@ -23,8 +23,8 @@
 
 #include <string>
 
-#include "runtime/core/types.hpp"
 #include "runtime/core/trace_format.hpp"
+#include "runtime/core/types.hpp"
 #include "sim/cluster/hardware.hpp"
 #include "sim/time.hpp"
 

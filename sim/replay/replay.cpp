@@ -68,7 +68,9 @@ struct Message {
 };
 
 // The simulator's call for a recorded collective: a barrier is a zero-byte all-reduce.
-CommKind collective_kind(CommKind k) { return k == CommKind::barrier ? CommKind::all_reduce : k; }
+CommKind collective_kind(CommKind k) {
+  return k == CommKind::barrier ? CommKind::all_reduce : k;
+}
 
 class Replayer {
  public:
@@ -292,9 +294,9 @@ class Replayer {
     try {
       collectives_.start(call, [this, slots](const CollectiveResult& res) { collective_done(slots, res); });
     } catch (const InputError& e) {
-      const std::string where = e.where() == "protocol"
-                                    ? options_.algorithm_where + ".protocol"
-                                    : options_.algorithm_where + "." + std::string(rt::comm_kind_name(call.kind));
+      const std::string where = e.where() == "protocol" ? options_.algorithm_where + ".protocol"
+                                                        : options_.algorithm_where + "." +
+                                                              std::string(rt::comm_kind_name(call.kind));
       throw e.at(where);
     }
   }
@@ -313,7 +315,8 @@ class Replayer {
       if (op.unpack_bytes == 0)
         part_done(rank);
       else
-        engine_.schedule_at(engine_.now() + staging_copy(op.unpack_bytes), [this, r = rank] { part_done(r); });
+        engine_.schedule_at(engine_.now() + staging_copy(op.unpack_bytes),
+                            [this, r = rank] { part_done(r); });
     }
   }
 

@@ -15,11 +15,12 @@
 // The gathered K/V are kept from forward to backward (the paper's choice; re-gathering would trade
 // memory for a second all-gather). With GQA the gathered tensors are small next to Q, which is why
 // Llama 3 prefers this over passing K/V around a ring.
+#include "strategies/allgather_kv/allgather_kv.hpp"
+
 #include <cmath>
 #include <utility>
 
 #include "strategies/layouts.hpp"
-#include "strategies/allgather_kv/allgather_kv.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {

@@ -5,15 +5,14 @@
 //   backward  fills of dq, dK_all, dV_all + attention_backward + RS(dK_all) + RS(dV_all)
 // AG of the gathered tensor (n = B·Hkv·s·d·bytes) and RS of the full-length gradient (the same n) cost
 // HardwareModel::collective_s; as rings each sends (P−1)/P·n per rank. Their chunks (dim 1) are
-// strided when B·Hkv > 1: the AG then unpacks and the RS packs a copy of n (rt::chunks_strided). The zigzag layout gives every
-// rank the same causal work; the model still takes the slowest rank's attention, since the collectives
-// of the backward wait for it.
+// strided when B·Hkv > 1: the AG then unpacks and the RS packs a copy of n (rt::chunks_strided). The zigzag
+// layout gives every rank the same causal work; the model still takes the slowest rank's attention, since the
+// collectives of the backward wait for it.
 #include "runtime/comm.hpp"
 #include "strategies/allgather_kv/allgather_kv.hpp"
 #include "strategies/layouts.hpp"
 
 namespace spsim::strategies {
-
 
 Modelled<CostEstimate> allgather_kv_closed_form(const StepConfig& c, const Hardware& hw) {
   if (auto why = closed_form_scope(c)) return Modelled<CostEstimate>::none(*why);

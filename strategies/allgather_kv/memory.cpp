@@ -14,12 +14,14 @@ std::vector<Moment> moments(const StepConfig& c, bool backward) {
   const std::vector<MemoryTerm> fwd = {in, {"gathered k, v", 2 * f}, {"o, lse", z.q + z.lse}};
   // The gathered [B·Hkv, s, d] and the full-length gradients are cut along s: strided chunks when
   // B·Hkv > 1, so both all-gathers unpack and both reduce-scatters pack through a buffer of f each.
-  const double stage = rt::chunks_strided({c.workload.batch * c.model.kv_heads, c.workload.seq_len, c.model.head_dim},
-                                          1, c.degree)
-                           ? 2 * f
-                           : 0;
+  const double stage =
+      rt::chunks_strided({c.workload.batch * c.model.kv_heads, c.workload.seq_len, c.model.head_dim}, 1,
+                         c.degree)
+          ? 2 * f
+          : 0;
   std::vector<Moment> m = {{"forward attention", fwd}};
-  if (stage > 0) m.push_back({"forward all-gather", {in, {"gathered k, v", 2 * f}, {"all-gather staging", stage}}});
+  if (stage > 0)
+    m.push_back({"forward all-gather", {in, {"gathered k, v", 2 * f}, {"all-gather staging", stage}}});
   if (!backward) return m;
   m.push_back({"backward attention", with(fwd, {{"dq", z.q}, {"full-length dk, dv", 2 * f}})});
   m.push_back({"backward reduce-scatter",

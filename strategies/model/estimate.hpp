@@ -33,11 +33,11 @@
 namespace spsim::strategies {
 
 struct CostEstimate {
-  double step_s = 0;      // forward (+ backward) of one step, seconds
+  double step_s = 0;  // forward (+ backward) of one step, seconds
   double forward_s = 0;
   double backward_s = 0;
-  double compute_s = 0;   // busy time of one rank's compute stream
-  double comm_s = 0;      // busy time of one rank's communication stream
+  double compute_s = 0;       // busy time of one rank's compute stream
+  double comm_s = 0;          // busy time of one rank's communication stream
   double exposed_comm_s = 0;  // step − compute: communication no compute hides
   // Payload bytes one rank sends: ring passes plus ring-algorithm collective bytes (2(P−1)/P·n for an
   // all-reduce, (P−1)/P·n for a reduce-scatter); exact where the collectives run as rings.
@@ -79,7 +79,8 @@ class Hardware {
   [[nodiscard]] virtual double ring_pass_s(double bytes, const std::vector<int>& group) const = 0;
   // A collective of `kind` (rt::tuned_kinds()) over `group` with the config's algorithm choice;
   // bytes as in nccl-tests' size column (all_to_all: the send buffer, n/P to each rank). Seconds.
-  [[nodiscard]] virtual double collective_s(rt::CommKind kind, double bytes, const std::vector<int>& group) const = 0;
+  [[nodiscard]] virtual double collective_s(rt::CommKind kind, double bytes,
+                                            const std::vector<int>& group) const = 0;
   // The same over all P ranks.
   [[nodiscard]] double ring_pass_s(double bytes) const { return ring_pass_s(bytes, all_ranks()); }
   [[nodiscard]] double collective_s(rt::CommKind kind, double bytes) const {

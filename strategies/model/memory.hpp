@@ -14,36 +14,40 @@
 //             V ring     In + 2S + Q + R·K + Bk                     (+ o, a probs slice)
 //   backward  V ring     In + Q + S  + S + R·K + Bk                 (o; probs kept; dprobs)
 //             dV reduce  In + Q + 2S + red                           red: F + K (the full buffer, then the
-//                                                                   owned slice) for allreduce_slice(_div) and
-//                                                                   reduce_scatter (+ F, its staging copy, when
-//                                                                   B·Hkv > 1); 3K + Bk for ring (accumulator,
-//                                                                   incoming, partial, its slice)
+//                                                                   owned slice) for allreduce_slice(_div)
+//                                                                   and reduce_scatter (+ F, its staging
+//                                                                   copy, when B·Hkv > 1); 3K + Bk for ring
+//                                                                   (accumulator, incoming, partial, its
+//                                                                   slice)
 //             softmax'   In + Q + 3S + K                            (probs, dprobs, dscores; dV)
 //             dq ring    In + Q + 2S + K + Q + R·K + Bk             (probs freed; dq)
 //             dK reduce  In + Q + 2S + K + Q + red
 //
-// Ulysses (strategies/ulysses/ulysses.cpp; strategies/<family>/memory.cpp), T = Q + 2Kr the head-sharded q, k, v
-// (Kr = rep·K, rep = P/Hkv copies of each kv head when Hkv < P, else 1), L = B·H·c lse:
+// Ulysses (strategies/ulysses/ulysses.cpp; strategies/<family>/memory.cpp), T = Q + 2Kr the head-sharded q,
+// k, v (Kr = rep·K, rep = P/Hkv copies of each kv head when Hkv < P, else 1), L = B·H·c lse:
 //   forward   to heads    In + [2Kr replicated k, v] + T            (fused: + 2T packed send and receive
 //                                                                   + max_i(prefix_i + 2·x_i) for the
 //                                                                   slice and permute of x = q, k, v)
 //             attention   In + T + Q + L + Q                        (head-sharded q, k, v, o, lse; o back)
 //   backward  attention   In + Q + T + Q + L + Q + T                (+ dO heads, dq, dk, dv heads)
 //             to sequence In + Q + Q + T + T                        (q, k, v, o, lse freed; fused: + 4T for
-//                                                                   the permuted parts, send, receive, slices)
+//                                                                   the permuted parts, send, receive,
+//                                                                   slices)
 //             replicas    In + Q + Q + T + T + 2K + rep             (replicated gradients summed into dk, dv)
 // Ring Attention (strategies/ring/ring.cpp), L = B·H·c, o and lse kept from the forward:
-//   forward   In + Q + L + (4K for P ≥ 3, 2K for P = 2) + Q + L      (K/V in use and arriving, a block's o, lse)
-//   backward  In + Q + L + (Q + 2K) + X                              (dq, dk, dv; X = 10K for P ≥ 4: K/V in use
-//                                                                   and arriving, accumulator in flight, the one
-//                                                                   arriving, the fresh partial; 8K at P = 3, 6K
-//                                                                   at P = 2)
+//   forward   In + Q + L + (4K for P ≥ 3, 2K for P = 2) + Q + L      (K/V in use and arriving, a block's o,
+//   lse) backward  In + Q + L + (Q + 2K) + X                              (dq, dk, dv; X = 10K for P ≥ 4: K/V
+//   in use
+//                                                                   and arriving, accumulator in flight, the
+//                                                                   one arriving, the fresh partial; 8K at P
+//                                                                   = 3, 6K at P = 2)
 // USP (strategies/usp/usp.cpp; u = ulysses_degree, r = P/u): the Ulysses list above with u for P
 // (Kr = rep·K, rep = u/Hkv when Hkv < u), and Ring Attention on the head-sharded q, k, v inside it.
 // The ring level's tensors have the sizes of Ring Attention's with K → Kr: its q, o are H/u heads ×
 // s/r tokens = Q, its K/V blocks Kr, its lse L. Two moments change:
 //   forward   ring        In + T + Q + L + (4Kr for r ≥ 3, 2Kr for r = 2, 0 for r = 1)
-//                         + [r ≥ 2] (Q + L)                       (blocks in use and arriving, a block's o, lse)
+//                         + [r ≥ 2] (Q + L)                       (blocks in use and arriving, a block's o,
+//                         lse)
 //   backward  ring        In + Q + T + Q + L + Q + T + (10Kr, 8Kr, 6Kr, 0 for r ≥ 4, 3, 2, 1)
 //                                                                 (Ulysses' backward attention + the ring's
 //                                                                 K/V blocks and dK/dV accumulators)
@@ -92,9 +96,9 @@ struct MemoryTerm {
 };
 
 struct MemoryEstimate {
-  double peak_bytes = 0;           // per rank
-  std::string peak_at;             // the moment of the peak ("backward dK reduce", ...)
-  std::vector<MemoryTerm> terms;   // what is alive at the peak, summing to peak_bytes
+  double peak_bytes = 0;              // per rank
+  std::string peak_at;                // the moment of the peak ("backward dK reduce", ...)
+  std::vector<MemoryTerm> terms;      // what is alive at the peak, summing to peak_bytes
   double full_grad_buffer_bytes = 0;  // F·bytes: the full-length dK/dV buffer (0 for ring)
   double score_rows_bytes = 0;        // S·bytes: one s/P × s score matrix
   double model_state_bytes = 0;       // weights + gradients + Adam state (scope model)
@@ -124,7 +128,8 @@ struct Moment {
 }
 
 // a followed by b.
-[[nodiscard]] inline std::vector<MemoryTerm> with(std::vector<MemoryTerm> a, const std::vector<MemoryTerm>& b) {
+[[nodiscard]] inline std::vector<MemoryTerm> with(std::vector<MemoryTerm> a,
+                                                  const std::vector<MemoryTerm>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }

@@ -11,11 +11,10 @@ struct AttentionSizes {
   double e, q, k, lse, p;
   explicit AttentionSizes(const StepConfig& c)
       : e(static_cast<double>(rt::dtype_bytes(c.workload.dtype))),
-        q(e * static_cast<double>(c.workload.batch * c.model.heads *
-                                  (c.workload.seq_len / c.degree) * c.model.head_dim)),
+        q(e * static_cast<double>(c.workload.batch * c.model.heads * (c.workload.seq_len / c.degree) *
+                                  c.model.head_dim)),
         k(q * static_cast<double>(c.model.kv_heads) / static_cast<double>(c.model.heads)),
-        lse(e *
-            static_cast<double>(c.workload.batch * c.model.heads * (c.workload.seq_len / c.degree))),
+        lse(e * static_cast<double>(c.workload.batch * c.model.heads * (c.workload.seq_len / c.degree))),
         p(c.degree) {}
   [[nodiscard]] MemoryTerm inputs(bool backward) const {
     return backward ? MemoryTerm{"q, k, v, do inputs", 2 * q + 2 * k}

@@ -25,14 +25,13 @@
 // for rank P−1's last dK/dV accumulator and ends at the same instant; the simulator's summary breaks
 // such ties towards the busier rank, so both report the heavy rank's compute/comm split.) A rank sends
 // 2(P−1)·|k| forward and 4(P−1)·|k| backward.
-// RingLevel is this model for ring groups of r = P/u ranks (USP's ring level, strategies/usp/closed_form.cpp):
-// P → r, the rank's tokens s/P → s/r, H and Hkv → H/u and Hkv·rep/u, and p = the slowest hop of the
-// ring groups j, u+j, 2u+j, … (HardwareModel::ring_pass_s over the group's members).
+// RingLevel is this model for ring groups of r = P/u ranks (USP's ring level,
+// strategies/usp/closed_form.cpp): P → r, the rank's tokens s/P → s/r, H and Hkv → H/u and Hkv·rep/u, and p =
+// the slowest hop of the ring groups j, u+j, 2u+j, … (HardwareModel::ring_pass_s over the group's members).
 #include "strategies/layouts.hpp"
 #include "strategies/ring/ring.hpp"
 
 namespace spsim::strategies {
-
 
 using rt::OpCost;
 using rt::Shape;

@@ -14,13 +14,14 @@
 //             (P−1)(|k| + |v|) + (P−1)(|dk| + |dv|).
 // Masks come from global positions, so a causal mask is right in every layout, and a block whose
 // every pair is masked is skipped by the device (no kernel, no time) and not merged.
+#include "strategies/ring/ring.hpp"
+
 #include <cmath>
 #include <utility>
 
 #include "runtime/cost.hpp"
 #include "strategies/compose.hpp"
 #include "strategies/layouts.hpp"
-#include "strategies/ring/ring.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {

@@ -45,7 +45,9 @@ class RsaModel {
   [[nodiscard]] Shape kv_shape() const { return {bkv_, c_, d_}; }
   [[nodiscard]] Shape block() const { return {bh_, c_, c_}; }
   [[nodiscard]] Shape rows() const { return {bh_, c_, s_}; }
-  [[nodiscard]] double kv_bytes() const { return static_cast<double>(rt::numel(kv_shape()) * rt::dtype_bytes(dt_)); }
+  [[nodiscard]] double kv_bytes() const {
+    return static_cast<double>(rt::numel(kv_shape()) * rt::dtype_bytes(dt_));
+  }
 
   // ring_over_chunks: P steps; step i < P−1 posts the next pass, computes fn(i), waits.
   void ring(Timeline& t, const std::function<double(int step)>& fn) const {
@@ -101,8 +103,10 @@ class RsaModel {
     if (reduction_ == "reduce_scatter") {
       // Ring reduce-scatter: each rank sends (P−1) chunks of n/P. The chunks (dim 1 of [bkv, s, d]) are
       // strided when bkv > 1 and P > 1: a pack copy of n first (rt::chunks_strided).
-      const double pack = rt::chunks_strided({bkv_, s_, d_}, 1, p_) ? op(rt::cost::copy({bkv_, s_, d_}, dt_)) : 0;
-      t.comm_only(hw_.collective_s(rt::CommKind::reduce_scatter, full_bytes) + pack, (pp - 1) / pp * full_bytes);
+      const double pack =
+          rt::chunks_strided({bkv_, s_, d_}, 1, p_) ? op(rt::cost::copy({bkv_, s_, d_}, dt_)) : 0;
+      t.comm_only(hw_.collective_s(rt::CommKind::reduce_scatter, full_bytes) + pack,
+                  (pp - 1) / pp * full_bytes);
       return;
     }
     // Ring all-reduce: reduce-scatter then all-gather, 2(P−1) chunks of n/P sent per rank.

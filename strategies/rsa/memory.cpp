@@ -14,7 +14,8 @@ namespace {
 struct RsaSizes {
   double q, k, s, blk, f, ring_bufs;
   bool ring_reduction;
-  bool view_kept;  // all-reduce-then-slice: the chunk is a view, the full buffer stays (strategies/rsa/rsa.cpp)
+  bool view_kept;  // all-reduce-then-slice: the chunk is a view, the full buffer stays
+                   // (strategies/rsa/rsa.cpp)
   bool staged;     // reduce-scatter of [B·Hkv, s, d] along s with B·Hkv > 1: strided chunks, packed
   explicit RsaSizes(const StepConfig& c) {
     const double e = static_cast<double>(rt::dtype_bytes(c.workload.dtype));
@@ -31,13 +32,15 @@ struct RsaSizes {
     ring_bufs = std::min(p - 1, 2) * k;
     ring_reduction = c.options.at("grad_reduction") == "ring";
     view_kept = c.options.at("grad_reduction").rfind("allreduce_slice", 0) == 0;
-    staged = c.options.at("grad_reduction") == "reduce_scatter" &&
-             rt::chunks_strided({c.workload.batch * c.model.kv_heads, c.workload.seq_len, c.model.head_dim}, 1, p);
+    staged =
+        c.options.at("grad_reduction") == "reduce_scatter" &&
+        rt::chunks_strided({c.workload.batch * c.model.kv_heads, c.workload.seq_len, c.model.head_dim}, 1, p);
   }
   // What a dK/dV reduction holds on top of its inputs.
   [[nodiscard]] std::vector<MemoryTerm> reduction(int p) const {
     if (ring_reduction)
-      return p > 1 ? std::vector<MemoryTerm>{{"ring accumulator, incoming, partial", 3 * k}, {"score block slice", blk}}
+      return p > 1 ? std::vector<MemoryTerm>{{"ring accumulator, incoming, partial", 3 * k},
+                                             {"score block slice", blk}}
                    : std::vector<MemoryTerm>{{"partial", k}, {"score block slice", blk}};
     if (staged) return {{"full-length dK/dV buffer", f}, {"owned chunk", k}, {"reduce-scatter staging", f}};
     return {{"full-length dK/dV buffer", f}, {"owned chunk", k}};
@@ -65,12 +68,15 @@ std::vector<Moment> rsa_moments(const StepConfig& c, bool backward) {
   m.push_back({"backward dV reduce", with({in, held, {"probs, dprobs", 2 * z.s}}, z.reduction(p))});
   // After the dV reduction, all-reduce-then-slice still holds the full dV buffer behind its chunk.
   const std::vector<MemoryTerm> dv_view =
-      z.view_kept ? std::vector<MemoryTerm>{{"full-length dV behind the dV view", z.f}} : std::vector<MemoryTerm>{};
-  m.push_back({"backward softmax", with({in, held, {"probs, dprobs, dscores", 3 * z.s}, {"dV", z.k}}, dv_view)});
+      z.view_kept ? std::vector<MemoryTerm>{{"full-length dV behind the dV view", z.f}}
+                  : std::vector<MemoryTerm>{};
+  m.push_back(
+      {"backward softmax", with({in, held, {"probs, dprobs, dscores", 3 * z.s}, {"dV", z.k}}, dv_view)});
   m.push_back({"backward dq ring",
                with({in, held, {"dprobs, dscores", 2 * z.s}, {"dV", z.k}, {"dq", z.q}, bufs, blk}, dv_view)});
   m.push_back({"backward dK reduce",
-               with(with({in, held, {"dprobs, dscores", 2 * z.s}, {"dV", z.k}, {"dq", z.q}}, z.reduction(p)), dv_view)});
+               with(with({in, held, {"dprobs, dscores", 2 * z.s}, {"dV", z.k}, {"dq", z.q}}, z.reduction(p)),
+                    dv_view)});
   return m;
 }
 

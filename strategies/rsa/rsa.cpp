@@ -20,10 +20,11 @@
 //                        on its owner (P−1 passes of c rows, overlapped with computing the next
 //                        partial): the same bytes as reduce-scatter, and the full-length buffer is
 //                        never allocated.
+#include "strategies/rsa/rsa.hpp"
+
 #include <cmath>
 #include <utility>
 
-#include "strategies/rsa/rsa.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {
@@ -192,7 +193,8 @@ void register_rsa(Registry& registry) {
                    "allreduce_slice_div"}};
   info.check = [](const models::AttnProblem& p, int degree, const Options&) -> std::optional<std::string> {
     if (p.seq_len % degree != 0)
-      return "seq_len " + std::to_string(p.seq_len) + " is not divisible by the degree " + std::to_string(degree);
+      return "seq_len " + std::to_string(p.seq_len) + " is not divisible by the degree " +
+             std::to_string(degree);
     return std::nullopt;
   };
   info.positions = [](int rank, int degree, std::int64_t seq, const Options&) {

@@ -1,4 +1,5 @@
-// Closed-form step time of DeepSpeed-Ulysses (strategies/ulysses/ulysses.cpp): all-to-alls around one attention.
+// Closed-form step time of DeepSpeed-Ulysses (strategies/ulysses/ulysses.cpp): all-to-alls around one
+// attention.
 //
 // Nothing overlaps: every all-to-all is waited for before the attention that needs it, and a
 // communication op starts only once the compute issued before it has ended (sim/replay), so one rank is
@@ -22,7 +23,6 @@
 #include "strategies/ulysses/ulysses.hpp"
 
 namespace spsim::strategies {
-
 
 using rt::OpCost;
 using rt::Shape;
@@ -52,8 +52,9 @@ Shape UlyssesExchange::flat(std::int64_t heads) const {
 void UlyssesExchange::all_to_all(Timeline& t, double elements, bool pack, bool unpack) const {
   const double n = elements * static_cast<double>(rt::dtype_bytes(dt_));
   const double staging = op(rt::cost::copy({static_cast<std::int64_t>(elements)}, dt_));
-  t.comm_only(hw_.collective_s(rt::CommKind::all_to_all, n, group_) + (pack ? staging : 0) + (unpack ? staging : 0),
-              static_cast<double>(u_ - 1) / static_cast<double>(u_) * n);
+  t.comm_only(
+      hw_.collective_s(rt::CommKind::all_to_all, n, group_) + (pack ? staging : 0) + (unpack ? staging : 0),
+      static_cast<double>(u_ - 1) / static_cast<double>(u_) * n);
 }
 
 // One tensor of `heads` heads (B·heads·c·d elements on every rank) between layouts, unfused.

@@ -1,7 +1,7 @@
 // The memory moments of Ulysses over groups of u ranks (derivation in strategies/model/memory.hpp), around
 // a local attention (ulysses) or Ring Attention (usp).
-#include "strategies/ring/ring.hpp"
 #include "strategies/model/sizes.hpp"
+#include "strategies/ring/ring.hpp"
 #include "strategies/ulysses/ulysses.hpp"
 
 namespace spsim::strategies {
@@ -38,8 +38,9 @@ std::vector<Moment> ulysses_level_moments(const StepConfig& c, int u, int ring_r
     if (stage_qkv > 0) m.back().terms.push_back({"all-to-all staging", stage_qkv});
   } else {
     if (stage_fused > 0)
-      m.push_back({"forward to heads (fused), exchange",
-                   with(with({in}, reps), {{"packed send, receive", 2 * t}, {"all-to-all staging", stage_fused}})});
+      m.push_back(
+          {"forward to heads (fused), exchange",
+           with(with({in}, reps), {{"packed send, receive", 2 * t}, {"all-to-all staging", stage_fused}})});
     // Packed send and receive buffers; per tensor i a slice (freed) and its permute (kept):
     // prefix_i + 2·x_i at tensor i.
     const double x[3] = {z.q, kr, kr};
@@ -60,7 +61,8 @@ std::vector<Moment> ulysses_level_moments(const StepConfig& c, int u, int ring_r
   if (!backward) return m;
   const std::vector<MemoryTerm> held = with(with({in}, {{"o", z.q}}), kept);
   if (stage_o > 0)  // dO to the head layout, staged as o was
-    m.push_back({"backward dO to heads", with(held, {{"do head-sharded", z.q}, {"all-to-all staging", stage_o}})});
+    m.push_back(
+        {"backward dO to heads", with(held, {{"do head-sharded", z.q}, {"all-to-all staging", stage_o}})});
   m.push_back({ring_r > 0 ? "backward ring" : "backward attention",
                with(held, {{"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}})});
   if (ring_r > 0)
@@ -75,7 +77,8 @@ std::vector<Moment> ulysses_level_moments(const StepConfig& c, int u, int ring_r
                  with(grads, {{"permuted parts, packed send, receive", 3 * t}, {"dq, dk, dv slices", t}})});
     if (stage_fused > 0)
       m.push_back({"backward to sequence (fused), exchange",
-                   with(grads, {{"permuted parts, packed send, receive", 3 * t}, {"all-to-all staging", stage_fused}})});
+                   with(grads, {{"permuted parts, packed send, receive", 3 * t},
+                                {"all-to-all staging", stage_fused}})});
   }
   if (rep > 1)
     m.push_back({"backward sum replicas",

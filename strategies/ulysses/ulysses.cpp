@@ -19,12 +19,13 @@
 // heads of rank j all use kv head j / (P/Hkv), so each kv head is repeated P/Hkv times to make P
 // "slots" and rank j receives slot j: K and V cost P/Hkv times their GQA size on the wire, and in
 // backward the P/Hkv replica gradients of each kv head are summed after the all-to-all.
+#include "strategies/ulysses/ulysses.hpp"
+
 #include <array>
 #include <cmath>
 #include <utility>
 
 #include "strategies/compose.hpp"
-#include "strategies/ulysses/ulysses.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {
@@ -204,7 +205,8 @@ std::optional<std::string> check_ulysses(const models::AttnProblem& p, int degre
   return std::nullopt;
 }
 
-std::unique_ptr<AttentionStrategy> make_ulysses(StrategyContext ctx, std::unique_ptr<AttentionStrategy> inner) {
+std::unique_ptr<AttentionStrategy> make_ulysses(StrategyContext ctx,
+                                                std::unique_ptr<AttentionStrategy> inner) {
   return std::make_unique<Ulysses>(std::move(ctx), std::move(inner));
 }
 

@@ -44,7 +44,8 @@ class UlyssesExchange {
 [[nodiscard]] Modelled<CostEstimate> ulysses_closed_form(const StepConfig& config, const Hardware& hw);
 // Ulysses over groups of u ranks around an inner attention on the head-sharded q, k, v: a local block
 // (ring_r = 0) or Ring Attention over ring groups of ring_r ranks (usp), whose moments sit on top.
-[[nodiscard]] std::vector<Moment> ulysses_level_moments(const StepConfig& c, int u, int ring_r, bool backward);
+[[nodiscard]] std::vector<Moment> ulysses_level_moments(const StepConfig& c, int u, int ring_r,
+                                                        bool backward);
 [[nodiscard]] Modelled<MemoryEstimate> ulysses_memory(const StepConfig& c);
 
 }  // namespace spsim::strategies

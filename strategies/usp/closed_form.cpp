@@ -2,7 +2,8 @@
 //
 // Rank R = i·u + j sits in Ulysses group i (SP ranks i·u … i·u+u−1) and, at position i, in ring group
 // j (j, u+j, 2u+j, …). Its step is the Ulysses model's with the local attention replaced by the ring
-// model at position i on H/u heads over r = P/u groups (strategies/ulysses/closed_form.cpp, strategies/ring/closed_form.cpp):
+// model at position i on H/u heads over r = P/u groups (strategies/ulysses/closed_form.cpp,
+// strategies/ring/closed_form.cpp):
 //   forward   [replicate K, V] + A2A_u(q, k, v) + ring_forward(i) + A2A_u(o)
 //   backward  A2A_u(dO) + ring_backward(i) + A2A_u(dq, dk, dv) [+ sum of K/V replicas]
 // where A2A_u is an all-to-all over the Ulysses group's GPUs and the ring passes run over the ring
@@ -24,7 +25,6 @@
 #include "strategies/usp/usp.hpp"
 
 namespace spsim::strategies {
-
 
 Modelled<CostEstimate> usp_closed_form(const StepConfig& config, const Hardware& hw) {
   if (auto why = closed_form_scope(config)) return Modelled<CostEstimate>::none(*why);

@@ -9,7 +9,8 @@ namespace spsim::strategies {
 Modelled<MemoryEstimate> usp_memory(const StepConfig& c) {
   if (auto why = memory_scope(c)) return Modelled<MemoryEstimate>::none(*why);
   const int u = usp_ulysses_degree(c.degree, c.options);
-  return from_moments(ulysses_level_moments(c, u, c.degree / u, c.workload.passes == models::Passes::fwd_bwd));
+  return from_moments(
+      ulysses_level_moments(c, u, c.degree / u, c.workload.passes == models::Passes::fwd_bwd));
 }
 
 }  // namespace spsim::strategies

@@ -18,6 +18,8 @@
 // r−1 ring passes of its K and V blocks, which after the all-to-all hold Hkv/u heads × s/r tokens — the
 // size of its own shard (Hkv × s/P), times the kv replication factor — in forward, and in backward
 // r−1 passes of K, V and r−1 of the dK, dV accumulators. u = P is Ulysses, u = 1 is Ring Attention.
+#include "strategies/usp/usp.hpp"
+
 #include <charconv>
 #include <cstdint>
 #include <numeric>
@@ -26,7 +28,6 @@
 
 #include "strategies/compose.hpp"
 #include "strategies/layouts.hpp"
-#include "strategies/usp/usp.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {
@@ -74,7 +75,8 @@ std::optional<std::string> check_usp(const models::AttnProblem& p, int degree, c
   group.seq_len = p.seq_len / r;
   if (auto why = check_ulysses(group, u, full)) return "the Ulysses level (" + ud + "): " + *why;
   const Layout layout = parse_layout(o.count("layout") ? o.at("layout") : "zigzag");
-  if (auto why = layout_check(layout, r, p.seq_len)) return "the ring level (" + std::to_string(r) + " groups): " + *why;
+  if (auto why = layout_check(layout, r, p.seq_len))
+    return "the ring level (" + std::to_string(r) + " groups): " + *why;
   if ((p.seq_len / r) % u != 0)
     return "the " + std::to_string(p.seq_len / r) + " tokens of a ring group are not divisible by " + ud;
   return std::nullopt;
@@ -98,14 +100,18 @@ class Usp final : public AttentionStrategy {
     heads.heads = pr.heads / u;
     heads.kv_heads = pr.kv_heads * kv_rep / u;
     const Layout layout = parse_layout(ctx.options.at("layout"));
-    auto ring_attention = make_ring_attention(StrategyContext{
-        ctx.dev, *ring_comm_, heads, {{"layout", ctx.options.at("layout")}}, layout_positions(layout, rank / u, r, pr.seq_len)});
+    auto ring_attention =
+        make_ring_attention(StrategyContext{ctx.dev,
+                                            *ring_comm_,
+                                            heads,
+                                            {{"layout", ctx.options.at("layout")}},
+                                            layout_positions(layout, rank / u, r, pr.seq_len)});
     // The Ulysses level: the group's s/r tokens.
     models::AttnProblem group_problem = pr;
     group_problem.seq_len = pr.seq_len / r;
-    core_ = make_ulysses(
-        StrategyContext{ctx.dev, *ulysses_comm_, group_problem, ulysses_options(ctx.options), std::move(ctx.positions)},
-        std::move(ring_attention));
+    core_ = make_ulysses(StrategyContext{ctx.dev, *ulysses_comm_, group_problem, ulysses_options(ctx.options),
+                                         std::move(ctx.positions)},
+                         std::move(ring_attention));
   }
 
   rt::Tensor forward(const rt::Tensor& q, const rt::Tensor& k, const rt::Tensor& v) override {
@@ -131,7 +137,10 @@ void register_usp(Registry& registry) {
                    "ring spans degree/ulysses_degree groups",
                    {},
                    "0"},
-                  {"layout", "sequence layout of the ring level (see ring)", {"contiguous", "zigzag", "striped"}, "zigzag"},
+                  {"layout",
+                   "sequence layout of the ring level (see ring)",
+                   {"contiguous", "zigzag", "striped"},
+                   "zigzag"},
                   {"qkv_fusion", "as ulysses", {"separate", "fused"}, "separate"},
                   {"kv_replication", "as ulysses", {"none", "replicate"}, "none"}};
   info.check = check_usp;

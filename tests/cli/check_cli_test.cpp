@@ -12,7 +12,8 @@ TEST_CASE("spsim check rsa-colossalai: exits 1 and names the 1/world_size factor
   CHECK(r.code == 1);
   // P = 4: the Q/K/V-side gradients are 1/4 of the reference; the diagnosis comes from the best fit.
   for (const char* name : {"dWq", "dWk", "dWv", "dLN1.gamma", "dLN1.beta"})
-    CHECK(r.out.find(std::string(name) + " is 0.2500 × reference (= 1/4 = 1/world_size)") != std::string::npos);
+    CHECK(r.out.find(std::string(name) + " is 0.2500 × reference (= 1/4 = 1/world_size)") !=
+          std::string::npos);
   CHECK(r.out.find("dX differs, not by a uniform scale") != std::string::npos);
 }
 
@@ -44,7 +45,8 @@ TEST_CASE("spsim check --json is parseable, versioned and deterministic") {
 
 TEST_CASE("spsim check --dump writes .npy files that numpy loads with the right shape and dtype") {
   const auto dir = temp_dir("dump");
-  const auto r = run_spsim("check " + source_path("configs/checks/rsa-reduce-scatter.json") + " --dump " + dir.string());
+  const auto r =
+      run_spsim("check " + source_path("configs/checks/rsa-reduce-scatter.json") + " --dump " + dir.string());
   REQUIRE(r.code == 0);
   // The layer config: batch 2, seq 24, hidden 32; Wq is [heads*head_dim, hidden] = [32, 32].
   CHECK(std::filesystem::exists(dir / "strategy.dX.npy"));
@@ -53,9 +55,10 @@ TEST_CASE("spsim check --dump writes .npy files that numpy loads with the right 
     MESSAGE("skipping the numpy read-back: /usr/bin/python3 cannot import numpy");
     return;
   }
-  const auto load = run_shell("/usr/bin/python3 -c \"import numpy as n; a=n.load('" + (dir / "strategy.dX.npy").string() +
-                              "'); b=n.load('" + (dir / "reference.dWk.npy").string() +
-                              "'); print(a.shape, a.dtype, b.shape, b.dtype)\"");
+  const auto load =
+      run_shell("/usr/bin/python3 -c \"import numpy as n; a=n.load('" + (dir / "strategy.dX.npy").string() +
+                "'); b=n.load('" + (dir / "reference.dWk.npy").string() +
+                "'); print(a.shape, a.dtype, b.shape, b.dtype)\"");
   CHECK(load.code == 0);
   CHECK(load.out == "(2, 24, 32) float64 (16, 32) float64\n");
 }
@@ -67,19 +70,24 @@ TEST_CASE("spsim check: bad input exits 2 with one message naming the path") {
     std::string text;
     std::string expect;  // a fragment of the message
   };
-  const std::string model = R"("model": { "hidden": 32, "heads": 4, "kv_heads": 2, "head_dim": 8, "ffn_hidden": 64 })";
+  const std::string model =
+      R"("model": { "hidden": 32, "heads": 4, "kv_heads": 2, "head_dim": 8, "ffn_hidden": 64 })";
   auto doc = [&](const std::string& workload, const std::string& strategy) {
-    return "{ \"schema_version\": 1, " + model + ", \"workload\": " + workload + ", \"strategy\": " + strategy + " }";
+    return "{ \"schema_version\": 1, " + model + ", \"workload\": " + workload +
+           ", \"strategy\": " + strategy + " }";
   };
   const std::string wl = R"({ "seq_len": 24, "batch": 2, "scope": "layer" })";
   const Case cases[] = {
       {"malformed JSON", "{ \"schema_version\": 1, ", "JSON"},
-      {"unknown key", doc(R"({ "seq_len": 24, "bogus": 1 })", R"({ "name": "rsa", "degree": 4 })"), "workload.bogus"},
+      {"unknown key", doc(R"({ "seq_len": 24, "bogus": 1 })", R"({ "name": "rsa", "degree": 4 })"),
+       "workload.bogus"},
       {"unknown strategy", doc(wl, R"({ "name": "nope", "degree": 4 })"), "strategy.name"},
-      {"unknown variant", doc(wl, R"({ "name": "rsa", "degree": 4, "options": { "grad_reduction": "avg" } })"),
+      {"unknown variant",
+       doc(wl, R"({ "name": "rsa", "degree": 4, "options": { "grad_reduction": "avg" } })"),
        "strategy.options.grad_reduction"},
       {"degree 0", doc(wl, R"({ "name": "rsa", "degree": 0 })"), "strategy.degree"},
-      {"seq not divisible", doc(R"({ "seq_len": 25, "batch": 2 })", R"({ "name": "rsa", "degree": 4 })"), "25"},
+      {"seq not divisible", doc(R"({ "seq_len": 25, "batch": 2 })", R"({ "name": "rsa", "degree": 4 })"),
+       "25"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);
@@ -93,8 +101,9 @@ TEST_CASE("spsim check: bad input exits 2 with one message naming the path") {
   CHECK(missing.code == 2);
   CHECK(missing.out.find("does-not-exist.json") != std::string::npos);
   // heads (4) not divisible by kv_heads (3)
-  const auto gqa = write_file(dir / "gqa.json",
-                              R"({ "schema_version": 1, "model": { "hidden": 32, "heads": 4, "kv_heads": 3, "head_dim": 8 },
+  const auto gqa = write_file(
+      dir / "gqa.json",
+      R"({ "schema_version": 1, "model": { "hidden": 32, "heads": 4, "kv_heads": 3, "head_dim": 8 },
                                    "workload": { "seq_len": 24 }, "strategy": { "name": "rsa", "degree": 4 } })");
   const auto r = run_spsim("check " + gqa.string());
   CHECK(r.code == 2);

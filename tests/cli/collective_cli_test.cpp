@@ -136,8 +136,7 @@ TEST_CASE("bad arguments exit 2 naming the argument and the choices") {
        {Bad{"--cluster dgx-a100 --op allreduce --min-bytes 8 --max-bytes 8", "--op", "reduce_scatter"},
         Bad{"--cluster dgx-x --op all_reduce --min-bytes 8 --max-bytes 8", "--cluster", "hgx-h200"},
         Bad{"--cluster dgx-a100 --nodes 0 --op all_reduce --min-bytes 8 --max-bytes 8", "--nodes", ">= 1"},
-        Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8 --max-bytes 8 --algo fast", "--algo",
-            "ring"},
+        Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8 --max-bytes 8 --algo fast", "--algo", "ring"},
         Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8 --max-bytes 8 --protocol ll64", "--protocol",
             "ll128"},
         Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8 --max-bytes 8 --network packet", "--network",
@@ -146,8 +145,7 @@ TEST_CASE("bad arguments exit 2 naming the argument and the choices") {
         Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 64 --max-bytes 8", "--max-bytes", "--min-bytes"},
         Bad{"--cluster dgx-a100 --op all_reduce --min-bytes 8 --max-bytes 64 --step-factor 1",
             "--step-factor", "> 1"},
-        Bad{"--cluster dgx-a100 --op all_reduce --algo nvls --min-bytes 8 --max-bytes 8", "--algo",
-            "NVLS"},
+        Bad{"--cluster dgx-a100 --op all_reduce --algo nvls --min-bytes 8 --max-bytes 8", "--algo", "NVLS"},
         Bad{"--cluster dgx-a100 --op all_to_all --algo rhd --min-bytes 8 --max-bytes 8", "--algo",
             "pairwise, direct"}}) {
     const std::string args = b.args;
@@ -161,7 +159,8 @@ TEST_CASE("bad arguments exit 2 naming the argument and the choices") {
 }
 
 TEST_CASE("--algo takes the registry's aliases: rhd runs halving_doubling") {
-  const std::string common = "--cluster dgx-a100 --op all_reduce --min-bytes 1K --max-bytes 1M --json --algo ";
+  const std::string common =
+      "--cluster dgx-a100 --op all_reduce --min-bytes 1K --max-bytes 1M --json --algo ";
   const auto alias = run_cli(common + "rhd");
   const auto name = run_cli(common + "halving_doubling");
   CHECK(alias.rc == 0);

@@ -18,11 +18,14 @@ std::size_t count(const std::string& text, const std::string& needle) {
   return n;
 }
 
-std::size_t lines(const std::string& s) { return count(s, "\n"); }
+std::size_t lines(const std::string& s) {
+  return count(s, "\n");
+}
 
 }  // namespace
 
-TEST_CASE("spsim compare: grad_reduction × seq_len × cluster.nodes × degree → table, CSV, JSON, Markdown, plot") {
+TEST_CASE(
+    "spsim compare: grad_reduction × seq_len × cluster.nodes × degree → table, CSV, JSON, Markdown, plot") {
   // configs/experiments/rsa-compare.json: 4 variants × 2 lengths × nodes {1, 4} × degree {8, 32} = 32
   // points; degree 32 on one 8-GPU node is impossible (8 rows with the reason).
   const auto dir = temp_dir("compare-cli");
@@ -63,10 +66,12 @@ TEST_CASE("spsim compare --baseline and a PNG plot") {
 
 TEST_CASE("spsim compare: bad input exits 2 with the path and the valid choices") {
   const auto dir = temp_dir("compare-bad");
-  auto with_sweep = [&](const std::string& name, const std::string& sweep, const std::string& model = R"({"preset": "bert-large"})") {
+  auto with_sweep = [&](const std::string& name, const std::string& sweep,
+                        const std::string& model = R"({"preset": "bert-large"})") {
     return write_file(dir / name, R"({"schema_version": 1, "model": )" + model +
                                       R"(, "workload": {"seq_len": 4096}, "cluster": {"preset": "dgx-a100"},
-       "strategy": {"name": "rsa", "degree": 8}, "sweep": )" + sweep + "}")
+       "strategy": {"name": "rsa", "degree": 8}, "sweep": )" +
+                                      sweep + "}")
         .string();
   };
   struct Case {
@@ -75,17 +80,27 @@ TEST_CASE("spsim compare: bad input exits 2 with the path and the valid choices"
     std::vector<std::string> expect;
   };
   const std::vector<Case> cases = {
-      {"unknown dotted path", with_sweep("a.json", R"({"workload.seqlen": [1]})"),
+      {"unknown dotted path",
+       with_sweep("a.json", R"({"workload.seqlen": [1]})"),
        {"sweep.workload.seqlen", "cannot be swept", "workload.seq_len", "strategy.options.grad_reduction"}},
-      {"empty value list", with_sweep("b.json", R"({"workload.seq_len": []})"), {"sweep.workload.seq_len", "empty"}},
-      {"type mismatch", with_sweep("c.json", R"({"workload.seq_len": ["long"]})"), {"sweep.workload.seq_len[0]"}},
-      {"unreadable HF config", with_sweep("d.json", R"({"workload.seq_len": [4096]})", R"({"hf_config": "missing/config.json"})"),
+      {"empty value list",
+       with_sweep("b.json", R"({"workload.seq_len": []})"),
+       {"sweep.workload.seq_len", "empty"}},
+      {"type mismatch",
+       with_sweep("c.json", R"({"workload.seq_len": ["long"]})"),
+       {"sweep.workload.seq_len[0]"}},
+      {"unreadable HF config",
+       with_sweep("d.json", R"({"workload.seq_len": [4096]})", R"({"hf_config": "missing/config.json"})"),
        {"model.hf_config", "missing/config.json"}},
-      {"every point invalid", with_sweep("e.json", R"({"workload.seq_len": [4097, 4099]})"), {"no point of the sweep"}},
+      {"every point invalid",
+       with_sweep("e.json", R"({"workload.seq_len": [4097, 4099]})"),
+       {"no point of the sweep"}},
       {"zero jobs", source_path("configs/experiments/rsa-backward-dgx-a100.json") + " --jobs 0", {"--jobs"}},
-      {"baseline out of range", source_path("configs/experiments/rsa-backward-dgx-a100.json") + " --baseline 99",
+      {"baseline out of range",
+       source_path("configs/experiments/rsa-backward-dgx-a100.json") + " --baseline 99",
        {"--baseline", "12 rows"}},
-      {"plot extension", source_path("configs/experiments/rsa-backward-dgx-a100.json") + " --plot x.pdf",
+      {"plot extension",
+       source_path("configs/experiments/rsa-backward-dgx-a100.json") + " --plot x.pdf",
        {"--plot", ".svg or .png"}},
       {"missing file", "/nonexistent/config.json", {"/nonexistent/config.json"}},
   };
@@ -122,7 +137,8 @@ TEST_CASE("reports/rsa-backward is what scripts/report generates now") {
     CAPTURE(name);
     const auto committed = std::filesystem::path(source_path("reports/rsa-backward")) / name;
     REQUIRE(std::filesystem::exists(committed));
-    CHECK_MESSAGE(slurp(entry.path()) == slurp(committed), "stale: run scripts/report and commit reports/rsa-backward");
+    CHECK_MESSAGE(slurp(entry.path()) == slurp(committed),
+                  "stale: run scripts/report and commit reports/rsa-backward");
     ++files;
   }
   CHECK(files == 5);  // README.md + 2 models × 2 clusters

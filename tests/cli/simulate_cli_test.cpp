@@ -64,7 +64,8 @@ TEST_CASE("spsim simulate / compare --cluster: a preset or a cluster file replac
   const auto a100 = run_spsim("simulate " + cfg + " --json");
   const auto h100 = run_spsim("simulate " + cfg + " --json --cluster dgx-h100");
   // configs/clusters/dgx-h100.json is a complete cluster section (the preset's own file).
-  const auto file = run_spsim("simulate " + cfg + " --json --cluster " + source_path("configs/clusters/dgx-h100.json"));
+  const auto file =
+      run_spsim("simulate " + cfg + " --json --cluster " + source_path("configs/clusters/dgx-h100.json"));
   REQUIRE(a100.code == 0);
   REQUIRE(h100.code == 0);
   REQUIRE(file.code == 0);

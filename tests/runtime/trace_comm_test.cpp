@@ -1,4 +1,6 @@
 // TraceComm and trace_ranks: recorded bytes, waits, p2p matching, split groups, many ranks.
+#include "runtime/trace/trace_comm.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -6,7 +8,6 @@
 #include <set>
 #include <tuple>
 
-#include "runtime/trace/trace_comm.hpp"
 #include "runtime/trace/trace_device.hpp"
 #include "runtime/trace/trace_ranks.hpp"
 
@@ -62,18 +63,18 @@ TEST_CASE("collectives record the full per-rank buffer size as bytes") {
 TEST_CASE("strided chunks record the staging copies every backend makes; contiguous ones none") {
   constexpr int p = 2;
   const auto traces = trace_ranks(p, DType::f32, [](Device& dev, Comm& comm) {
-    Tensor x = dev.empty({3, 4, 8});                    // 384 B
-    Tensor rs_out = dev.empty({3, 2, 8});               // dim 1: chunks strided (3 rows before it)
-    comm.reduce_scatter(x, rs_out, 1).wait();           // pack 384 B
-    Tensor ag_out = dev.empty({3, 8, 8});               // 768 B
-    comm.all_gather(x, ag_out, 1).wait();               // unpack 768 B
-    Tensor a2a_out = dev.empty({6, 2, 8});              // split dim 1 (strided), concat dim 0 (contiguous)
-    comm.all_to_all(x, a2a_out, 1, 0).wait();           // pack only
-    Tensor lead = dev.empty({1, 4, 8});                 // extent 1 before dim 1: contiguous
+    Tensor x = dev.empty({3, 4, 8});           // 384 B
+    Tensor rs_out = dev.empty({3, 2, 8});      // dim 1: chunks strided (3 rows before it)
+    comm.reduce_scatter(x, rs_out, 1).wait();  // pack 384 B
+    Tensor ag_out = dev.empty({3, 8, 8});      // 768 B
+    comm.all_gather(x, ag_out, 1).wait();      // unpack 768 B
+    Tensor a2a_out = dev.empty({6, 2, 8});     // split dim 1 (strided), concat dim 0 (contiguous)
+    comm.all_to_all(x, a2a_out, 1, 0).wait();  // pack only
+    Tensor lead = dev.empty({1, 4, 8});        // extent 1 before dim 1: contiguous
     Tensor lead_out = dev.empty({1, 2, 8});
-    comm.reduce_scatter(lead, lead_out, 1).wait();      // nothing
+    comm.reduce_scatter(lead, lead_out, 1).wait();  // nothing
     Tensor flat_out = dev.empty({6, 4, 8});
-    comm.all_gather(x, flat_out, 0).wait();             // dim 0: nothing
+    comm.all_gather(x, flat_out, 0).wait();  // dim 0: nothing
   });
   for (const auto& t : traces) {
     const auto ops = all_of_kind<CommOp>(t.records);
@@ -92,7 +93,7 @@ TEST_CASE("strided chunks record the staging copies every backend makes; contigu
   CHECK(chunks_strided({3, 4, 8}, 1, 2));
   CHECK_FALSE(chunks_strided({3, 4, 8}, 1, 1));  // one chunk is the whole tensor
   CHECK_FALSE(chunks_strided({1, 1, 8}, 2, 4));
-  CHECK(chunks_strided({1, 2, 8}, -1, 4));       // negative dims count from the end
+  CHECK(chunks_strided({1, 2, 8}, -1, 4));  // negative dims count from the end
 }
 
 TEST_CASE("collective shape errors throw") {

@@ -1,11 +1,11 @@
 // TraceDevice: validation, recorded costs, allocation/free pairing and phases.
+#include "runtime/trace/trace_device.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <map>
 #include <numeric>
-
-#include "runtime/trace/trace_device.hpp"
 
 using namespace spsim::rt;
 using namespace spsim::rt::trace;

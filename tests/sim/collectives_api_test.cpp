@@ -28,15 +28,16 @@ std::string where_of(const Cluster& cluster, CollectiveCall call) {
 TEST_CASE("bad algorithm or protocol names are input errors that list the choices") {
   const Cluster a100(preset_cluster("dgx-a100"));
   const auto g = a100.gpus();
-  auto call = [&](CommKind k, std::string algo) { return CollectiveCall{k, g, 1024, std::move(algo), std::nullopt, 1}; };
+  auto call = [&](CommKind k, std::string algo) {
+    return CollectiveCall{k, g, 1024, std::move(algo), std::nullopt, 1};
+  };
   auto err = where_of(a100, call(CommKind::all_reduce, "bogus"));
   CHECK(err.rfind("algorithm:", 0) == 0);
   CHECK(err.find("ring, tree, nvls, halving_doubling, hierarchical, auto") != std::string::npos);
   CHECK(where_of(a100, call(CommKind::all_to_all, "ring")).find("does not implement all_to_all") !=
         std::string::npos);
   CHECK(where_of(a100, call(CommKind::all_reduce, "nvls")).find("NVLS") != std::string::npos);
-  CHECK(where_of(a100, call(CommKind::all_reduce, "hierarchical")).find("single node") !=
-        std::string::npos);
+  CHECK(where_of(a100, call(CommKind::all_reduce, "hierarchical")).find("single node") != std::string::npos);
   CHECK(where_of(a100, call(CommKind::all_reduce, "rhd")).empty());  // halving_doubling's alias
   const Cluster h100(preset_cluster("dgx-h100"));
   CHECK(where_of(h100, CollectiveCall{CommKind::all_reduce, h100.gpus(), 1024, "nvls", Protocol::ll, 1})

@@ -29,17 +29,18 @@ struct Setup {
   Time step;       // s
 };
 
-CollectiveResult run_one(const Cluster& cluster, const ProtocolTable& table, CommKind kind,
-                         double bytes, const std::string& algo, NetworkMode mode = NetworkMode::flow) {
+CollectiveResult run_one(const Cluster& cluster, const ProtocolTable& table, CommKind kind, double bytes,
+                         const std::string& algo, NetworkMode mode = NetworkMode::flow) {
   Engine engine;
   auto network = make_network(mode, engine, cluster);
   Collectives coll(*network, table);
   CollectiveResult out;
   bool done = false;
-  coll.start(CollectiveCall{kind, cluster.gpus(), bytes, algo, Protocol::simple, 1}, [&](const CollectiveResult& r) {
-    out = r;
-    done = true;
-  });
+  coll.start(CollectiveCall{kind, cluster.gpus(), bytes, algo, Protocol::simple, 1},
+             [&](const CollectiveResult& r) {
+               out = r;
+               done = true;
+             });
   engine.run();
   REQUIRE(done);
   return out;
@@ -129,12 +130,12 @@ TEST_CASE("recursive halving-doubling: log2(P) α + (P-1) n β / P per half") {
       CHECK(static_cast<double>(run_one(cluster, table, CommKind::reduce_scatter, n, "halving_doubling")
                                     .duration()
                                     .count_ps()) == doctest::Approx(half).epsilon(1e-9));
-      CHECK(static_cast<double>(run_one(cluster, table, CommKind::all_gather, n, "halving_doubling")
-                                    .duration()
-                                    .count_ps()) == doctest::Approx(half).epsilon(1e-9));
-      CHECK(static_cast<double>(run_one(cluster, table, CommKind::all_reduce, n, "halving_doubling")
-                                    .duration()
-                                    .count_ps()) == doctest::Approx(2 * half).epsilon(1e-9));
+      CHECK(static_cast<double>(
+                run_one(cluster, table, CommKind::all_gather, n, "halving_doubling").duration().count_ps()) ==
+            doctest::Approx(half).epsilon(1e-9));
+      CHECK(static_cast<double>(
+                run_one(cluster, table, CommKind::all_reduce, n, "halving_doubling").duration().count_ps()) ==
+            doctest::Approx(2 * half).epsilon(1e-9));
     }
   }
 }

@@ -4,9 +4,9 @@
 #include <numeric>
 
 #include "analysis/config/hardware.hpp"
-#include "tests/sim/replay_helpers.hpp"
-#include "runtime/cost.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/cost.hpp"
+#include "tests/sim/replay_helpers.hpp"
 
 using namespace replay_test;
 

@@ -1,10 +1,10 @@
 // Tests of the NCCL protocol layer: the published constants and efficiency rules
 // (shared/data/hardware-and-measurements.md, "NCCL's own model"), and tuning overrides.
-#include "analysis/config/document.hpp"
 #include "sim/collectives/protocol.hpp"
 
 #include <doctest/doctest.h>
 
+#include "analysis/config/document.hpp"
 #include "runtime/core/error.hpp"
 
 using namespace spsim::sim;
@@ -62,7 +62,8 @@ TEST_CASE("tuning overrides (the cluster section's \"tuning\") and their errors"
   // A two-GPU custom cluster (no preset, so no preset tuning) with the overrides under test.
   auto cluster = [](const nlohmann::json& tuning) {
     return spsim::analysis::parse_cluster(
-        {{"gpu", "a100-sxm4-80gb"}, {"gpus_per_node", 2}, {"intra_node", "nvlink3"}, {"tuning", tuning}}, "cluster");
+        {{"gpu", "a100-sxm4-80gb"}, {"gpus_per_node", 2}, {"intra_node", "nvlink3"}, {"tuning", tuning}},
+        "cluster");
   };
   const auto t = cluster({{"simple", {{"nvlink_step_latency_us", 9}}},
                           {"nvls", {{"nvlink_latency_us", 70}}},

@@ -6,9 +6,9 @@
 
 #include <stdexcept>
 
-#include "tests/sim/replay_helpers.hpp"
 #include "runtime/core/error.hpp"
 #include "sim/memory/memory.hpp"
+#include "tests/sim/replay_helpers.hpp"
 
 using namespace replay_test;
 

@@ -10,8 +10,8 @@ namespace spsim::strategies_test {
 
 // seq 48 divides by P and by 2P for every P tested (48 = 2·3·8). Heads: 8 (6 for P = 3, so that
 // Ulysses can split them); GQA shares each kv head between 4 (or 2 for P = 3) query heads.
-inline analysis::Config config(const std::string& strategy, strategies::Options options, int degree, bool causal,
-                               bool gqa, models::Scope scope) {
+inline analysis::Config config(const std::string& strategy, strategies::Options options, int degree,
+                               bool causal, bool gqa, models::Scope scope) {
   analysis::Config c;
   c.name = "test";
   c.model.heads = degree == 3 ? 6 : 8;

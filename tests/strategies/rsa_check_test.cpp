@@ -60,7 +60,8 @@ TEST_CASE("rsa exact variants match the reference to 1e-12") {
 TEST_CASE("rsa allreduce_slice_div: Q/K/V-side gradients are exactly 1/P of the reference") {
   for (int degree : {2, 4, 8}) {
     CAPTURE(degree);
-    const auto res = analysis::run_check(small_config("allreduce_slice_div", degree, false, models::Scope::layer));
+    const auto res =
+        analysis::run_check(small_config("allreduce_slice_div", degree, false, models::Scope::layer));
     // dbk is zero in exact arithmetic (softmax ignores a shift of a score row), so it "matches".
     const std::set<std::string> scaled = {"dWq", "dbq", "dWk", "dWv", "dbv", "dLN1.gamma", "dLN1.beta"};
     CHECK_FALSE(res.pass());
@@ -83,7 +84,8 @@ TEST_CASE("rsa allreduce_slice_div: Q/K/V-side gradients are exactly 1/P of the 
 
 TEST_CASE("rsa allreduce_slice_div at attention scope: dQ, dK, dV are 1/P, O is exact") {
   const int degree = 4;
-  const auto res = analysis::run_check(small_config("allreduce_slice_div", degree, true, models::Scope::attention));
+  const auto res =
+      analysis::run_check(small_config("allreduce_slice_div", degree, true, models::Scope::attention));
   for (const auto& t : res.tensors) {
     CAPTURE(t.name);
     if (t.name == "O") {

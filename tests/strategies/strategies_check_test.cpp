@@ -2,8 +2,8 @@
 // reference: world sizes 1, 2, 3, 4, 8, causal and not, MHA and GQA, batch 2, attention and layer scope.
 #include <doctest/doctest.h>
 
-#include "analysis/config/document.hpp"
 #include "analysis/check/check.hpp"
+#include "analysis/config/document.hpp"
 #include "analysis/config/sweep.hpp"
 #include "runtime/core/error.hpp"
 #include "sim/cluster/config.hpp"
@@ -109,8 +109,10 @@ TEST_CASE("configs/checks for ulysses, ring, allgather_kv and usp parse and pass
 TEST_CASE("configs/experiments strategy comparisons expand into valid points") {
   // 9 strategy objects (3 RSA variants, 2 Ulysses, 3 ring layouts, all-gather-KV); 3 ring layouts;
   // Ulysses, ring, all-gather-KV and USP at 3 Ulysses degrees.
-  for (const auto& [name, count] : std::vector<std::pair<std::string, std::size_t>>{
-           {"strategies-llama3-8b-64k", 9}, {"ring-layouts-llama3-8b-64k", 3}, {"strategies-llama3-8b-64k-4node", 6}}) {
+  for (const auto& [name, count] :
+       std::vector<std::pair<std::string, std::size_t>>{{"strategies-llama3-8b-64k", 9},
+                                                        {"ring-layouts-llama3-8b-64k", 3},
+                                                        {"strategies-llama3-8b-64k-4node", 6}}) {
     CAPTURE(name);
     const auto cfg =
         analysis::load_config(std::string(SPSIM_SOURCE_DIR) + "/configs/experiments/" + name + ".json");

@@ -19,9 +19,11 @@ namespace {
 
 strategies::Options usp_options(int u, const std::string& layout, bool replicate) {
   const auto& info = *strategies::builtin().find("usp");
-  return strategies::builtin().complete_options(
-      info, {{"ulysses_degree", std::to_string(u)}, {"layout", layout}, {"kv_replication", replicate ? "replicate" : "none"}},
-      "strategy.options");
+  return strategies::builtin().complete_options(info,
+                                                {{"ulysses_degree", std::to_string(u)},
+                                                 {"layout", layout},
+                                                 {"kv_replication", replicate ? "replicate" : "none"}},
+                                                "strategy.options");
 }
 
 std::vector<int> divisors(int p) {
@@ -45,8 +47,8 @@ TEST_CASE("usp matches the reference to 1e-12 for every Ulysses degree u dividin
             // Layouts rotate with u so every one is covered.
             const char* layout = u % 3 == 0 ? "striped" : (u % 2 == 0 ? "zigzag" : "contiguous");
             const std::int64_t kv_heads = gqa ? (degree == 3 ? 3 : 2) : (degree == 3 ? 6 : 8);
-            const auto c = strategies_test::config(
-                "usp", usp_options(u, layout, kv_heads % u != 0), degree, causal, gqa, scope);
+            const auto c = strategies_test::config("usp", usp_options(u, layout, kv_heads % u != 0), degree,
+                                                   causal, gqa, scope);
             CAPTURE(degree);
             CAPTURE(u);
             CAPTURE(causal);
@@ -80,17 +82,19 @@ TEST_CASE("usp traffic: all-to-all inside the Ulysses group, K/V ring across gro
     const auto& info = *strategies::builtin().find("usp");
     const models::AttnProblem pr{B, H, Hkv, d, s, true};
     REQUIRE_FALSE(info.check(pr, static_cast<int>(P), opts).has_value());
-    const auto traces = rt::trace::trace_ranks(static_cast<int>(P), rt::DType::bf16, [&](rt::Device& dev, rt::Comm& comm) {
-      auto pos = info.positions(comm.rank(), comm.size(), s, opts);
-      const auto n = static_cast<std::int64_t>(pos.size());
-      auto strategy = info.create({dev, comm, pr, opts, std::move(pos)});
-      dev.begin_phase("forward");
-      const rt::Tensor o = strategy->forward(dev.empty({B * H, n, d}), dev.empty({B * Hkv, n, d}), dev.empty({B * Hkv, n, d}));
-      dev.end_phase("forward");
-      dev.begin_phase("backward");
-      (void)strategy->backward(dev.empty(o.shape()));
-      dev.end_phase("backward");
-    });
+    const auto traces =
+        rt::trace::trace_ranks(static_cast<int>(P), rt::DType::bf16, [&](rt::Device& dev, rt::Comm& comm) {
+          auto pos = info.positions(comm.rank(), comm.size(), s, opts);
+          const auto n = static_cast<std::int64_t>(pos.size());
+          auto strategy = info.create({dev, comm, pr, opts, std::move(pos)});
+          dev.begin_phase("forward");
+          const rt::Tensor o = strategy->forward(dev.empty({B * H, n, d}), dev.empty({B * Hkv, n, d}),
+                                                 dev.empty({B * Hkv, n, d}));
+          dev.end_phase("forward");
+          dev.begin_phase("backward");
+          (void)strategy->backward(dev.empty(o.shape()));
+          dev.end_phase("backward");
+        });
     for (int rank = 0; rank < P; ++rank) {
       CAPTURE(rank);
       const auto& t = traces[static_cast<std::size_t>(rank)];
@@ -100,8 +104,9 @@ TEST_CASE("usp traffic: all-to-all inside the Ulysses group, K/V ring across gro
         if (const auto* b = std::get_if<rt::trace::PhaseBegin>(&rec)) phase = b->name == "backward" ? 1 : 0;
         const auto* op = std::get_if<CommOp>(&rec);
         if (!op) continue;
-        const auto& members =
-            std::find_if(t.groups.begin(), t.groups.end(), [&](const auto& g) { return g.id == op->group; })->members;
+        const auto& members = std::find_if(t.groups.begin(), t.groups.end(), [&](const auto& g) {
+                                return g.id == op->group;
+                              })->members;
         if (op->kind == CommKind::all_to_all) {
           // The Ulysses group of rank i·u + j: ranks i·u .. i·u + u − 1.
           std::vector<int> want(static_cast<std::size_t>(u));
@@ -124,20 +129,24 @@ TEST_CASE("usp traffic: all-to-all inside the Ulysses group, K/V ring across gro
 TEST_CASE("usp constraints say which level fails; ulysses_degree 0 is gcd(P, 8)") {
   const auto& info = *strategies::builtin().find("usp");
   auto why = [&](int degree, strategies::Options o, models::AttnProblem pr) {
-    const auto r = info.check(pr, degree, strategies::builtin().complete_options(info, o, "strategy.options"));
+    const auto r =
+        info.check(pr, degree, strategies::builtin().complete_options(info, o, "strategy.options"));
     return r.value_or("(ok)");
   };
   const models::AttnProblem pr{1, 8, 8, 16, 1024, true};
-  CHECK(why(8, {{"ulysses_degree", "3"}}, pr).find("ulysses_degree 3 does not divide the degree 8") != std::string::npos);
+  CHECK(why(8, {{"ulysses_degree", "3"}}, pr).find("ulysses_degree 3 does not divide the degree 8") !=
+        std::string::npos);
   CHECK(why(32, {{"ulysses_degree", "16"}}, pr).find("the Ulysses level") != std::string::npos);  // 8 heads
-  CHECK(why(8, {{"ulysses_degree", "16"}}, pr).find("ulysses_degree 16 is larger than the degree 8") != std::string::npos);
+  CHECK(why(8, {{"ulysses_degree", "16"}}, pr).find("ulysses_degree 16 is larger than the degree 8") !=
+        std::string::npos);
   CHECK(why(8, {{"ulysses_degree", "99999999999999999999999"}}, pr).find("is larger than the degree 8") !=
         std::string::npos);
-  CHECK(why(8, {{"ulysses_degree", "1"}}, models::AttnProblem{1, 8, 8, 16, 1000, true}).find("the ring level") !=
-        std::string::npos);  // zigzag over 8 groups needs 16 | 1000
+  CHECK(why(8, {{"ulysses_degree", "1"}}, models::AttnProblem{1, 8, 8, 16, 1000, true})
+            .find("the ring level") != std::string::npos);  // zigzag over 8 groups needs 16 | 1000
   CHECK(why(16, {}, pr) == "(ok)");
   // Auto on 16 ranks: u = 8, r = 2; rank 9 is member 1 of Ulysses group 1 (= ring member 1).
-  const auto pos = info.positions(9, 16, 1024, strategies::builtin().complete_options(info, {}, "strategy.options"));
+  const auto pos =
+      info.positions(9, 16, 1024, strategies::builtin().complete_options(info, {}, "strategy.options"));
   // Ring member 1 of r = 2 holds zigzag chunks 1 and 2 (positions 256..767, 512 tokens); its 8 Ulysses
   // members get 64 each in that order: member 1 holds 320..383.
   REQUIRE(pos.size() == 64);

@@ -1,10 +1,11 @@
 // fit_line: the relative least-squares α-β fit recovers known parameters from the closed form.
+#include "analysis/calibrate/fit.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "analysis/calibrate/fit.hpp"
 #include "runtime/core/error.hpp"
 
 using spsim::analysis::fit_line;

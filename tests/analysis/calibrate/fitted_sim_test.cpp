@@ -3,9 +3,9 @@
 // JSON spsim calibrate writes, read back by the simulator.
 #include <doctest/doctest.h>
 
-#include "analysis/config/document.hpp"
 #include "analysis/calibrate/calibrate.hpp"
 #include "analysis/config/cluster.hpp"
+#include "analysis/config/document.hpp"
 #include "runtime/core/error.hpp"
 #include "sim/cluster/cluster.hpp"
 #include "sim/collectives/collectives.hpp"
@@ -25,8 +25,7 @@ std::string error_where(const json& section) {
   return "";
 }
 
-CollectiveCall call_on(const Cluster& c, CommKind kind, int ranks, double bytes,
-                       std::string algo = "auto") {
+CollectiveCall call_on(const Cluster& c, CommKind kind, int ranks, double bytes, std::string algo = "auto") {
   std::vector<DeviceId> r(c.gpus().begin(), c.gpus().begin() + ranks);
   return CollectiveCall{kind, r, bytes, std::move(algo), std::nullopt, 1};
 }
@@ -47,8 +46,8 @@ TEST_CASE("a collective fit replaces the model for auto calls on the measured gr
   CHECK(ar.duration() == Time::from_us(30.0) + Time::from_seconds(n * 1.75 / 200e9));
   for (double sent : ar.bytes_sent) CHECK(sent == doctest::Approx(n * 1.75));
   for (Time t : ar.rank_finish) CHECK(t == ar.finish);
-  const auto a2a = simulate_collective(cluster, NetworkMode::analytical,
-                                       call_on(cluster, CommKind::all_to_all, 8, n));
+  const auto a2a =
+      simulate_collective(cluster, NetworkMode::analytical, call_on(cluster, CommKind::all_to_all, 8, n));
   CHECK(a2a.duration() == Time::from_us(12.5) + Time::from_seconds(n * 0.875 / 50e9));
   // choose() predicts what start() runs.
   Engine engine;
@@ -60,8 +59,7 @@ TEST_CASE("a collective fit replaces the model for auto calls on the measured gr
   // Not for 4 ranks (measured on 8), an explicit algorithm, or a kind without a fit.
   CHECK(simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CommKind::all_reduce, 4, n))
             .algorithm != "fitted");
-  CHECK(simulate_collective(cluster, NetworkMode::flow,
-                            call_on(cluster, CommKind::all_reduce, 8, n, "ring"))
+  CHECK(simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CommKind::all_reduce, 8, n, "ring"))
             .algorithm == "ring");
   CHECK(simulate_collective(cluster, NetworkMode::flow, call_on(cluster, CommKind::all_gather, 8, n))
             .algorithm != "fitted");
@@ -132,8 +130,8 @@ TEST_CASE("the cluster JSON calibrate writes is read back by the simulator as me
   // The NCCL protocol latencies are zeroed: an uncalibrated kind (all_gather) on the ring costs only
   // the links, (P-1)(2·latency + n/P / bw), DESIGN.md §6.
   const double n = 3e6;
-  const auto ag =
-      simulate_collective(cluster, NetworkMode::analytical,
-                          CollectiveCall{CommKind::all_gather, cluster.gpus(), n, "ring", Protocol::simple, 1});
+  const auto ag = simulate_collective(
+      cluster, NetworkMode::analytical,
+      CollectiveCall{CommKind::all_gather, cluster.gpus(), n, "ring", Protocol::simple, 1});
   CHECK(ag.duration().seconds() == doctest::Approx(2 * (1e-6 + n / 3 / 4e9)).epsilon(1e-6));
 }

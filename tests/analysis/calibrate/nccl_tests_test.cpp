@@ -1,16 +1,15 @@
 // nccl-tests parsing and per-collective fits, on tables written here in nccl-tests' text format with
 // times from the closed form  time = α + size · f_K(P) / busbw  (so the fit must give α and busbw back).
-#include <nlohmann/json.hpp>
-
-#include "analysis/config/cluster.hpp"
 #include "analysis/calibrate/nccl_tests.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "analysis/config/cluster.hpp"
 #include "runtime/core/error.hpp"
 
 using namespace spsim::analysis;

@@ -1,9 +1,9 @@
 // The comparison statistics and the diagnosis they lead to.
+#include "analysis/check/comparison.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
-
-#include "analysis/check/comparison.hpp"
 
 using spsim::analysis::compare_tensors;
 

@@ -4,10 +4,10 @@
 
 #include <cmath>
 
+#include "analysis/closed_form/closed_form.hpp"
+#include "analysis/compare/compare.hpp"
 #include "analysis/config/document.hpp"
 #include "analysis/report/json.hpp"
-#include "analysis/compare/compare.hpp"
-#include "analysis/closed_form/closed_form.hpp"
 #include "analysis/simulate/simulate.hpp"
 #include "tests/support/helpers.hpp"
 
@@ -17,15 +17,17 @@ namespace {
 
 Config config(const Json& model, std::int64_t seq, int degree, const std::string& reduction,
               const std::string& cluster = "dgx-a100", int nodes = 1, const std::string& passes = "fwd+bwd") {
-  Json doc = {{"schema_version", 1},
-              {"model", model},
-              {"workload", {{"seq_len", seq}, {"passes", passes}}},
-              {"cluster", {{"preset", cluster}, {"nodes", nodes}}},
-              {"strategy", {{"name", "rsa"}, {"degree", degree}, {"options", {{"grad_reduction", reduction}}}}}};
+  Json doc = {
+      {"schema_version", 1},
+      {"model", model},
+      {"workload", {{"seq_len", seq}, {"passes", passes}}},
+      {"cluster", {{"preset", cluster}, {"nodes", nodes}}},
+      {"strategy", {{"name", "rsa"}, {"degree", degree}, {"options", {{"grad_reduction", reduction}}}}}};
   return parse_config(doc, "");
 }
 
-const std::vector<std::string> variants = {"allreduce_slice_div", "allreduce_slice", "reduce_scatter", "ring"};
+const std::vector<std::string> variants = {"allreduce_slice_div", "allreduce_slice", "reduce_scatter",
+                                           "ring"};
 
 }  // namespace
 
@@ -33,9 +35,9 @@ TEST_CASE("closed form vs simulator: within 2% for every RSA variant on unconten
   // The closed form (analysis/closed_form/closed_form.hpp) is derived by hand, not from the replay: γ = the
   // roofline of DESIGN.md §6 applied to the op shapes of strategies/rsa/rsa.cpp; α-β = ring collectives
   // 2(P−1)(α + nβ/P) and (P−1)(α + nβ/P) and one sendrecv α + nβ per ring pass, with α, β from the
-  // cluster's links and NCCL's protocol table; overlap = per ring step max(t_pass, t_compute + σ/(1+σ)·t_pass)
-  // with σ the compute slowdown during communication. One SP group on one node is uncontended: every
-  // GPU's NVSwitch port carries one flow per direction.
+  // cluster's links and NCCL's protocol table; overlap = per ring step max(t_pass, t_compute +
+  // σ/(1+σ)·t_pass) with σ the compute slowdown during communication. One SP group on one node is
+  // uncontended: every GPU's NVSwitch port carries one flow per direction.
   struct Case {
     Json model;
     std::int64_t seq;
@@ -69,8 +71,8 @@ TEST_CASE("closed form vs simulator: within 2% for every RSA variant on unconten
 }
 
 TEST_CASE("memory model vs simulator: the hand-derived RSA peaks are the traced peaks") {
-  // tests/analysis/closed_form/models_test.cpp derives 28672 bytes (allreduce_slice), 28672 (reduce_scatter) and 14592
-  // bytes (ring) for B = 1, H = 2, d = 32, s = 64, P = 8, bf16; the simulator tracks the trace's
+  // tests/analysis/closed_form/models_test.cpp derives 28672 bytes (allreduce_slice), 28672 (reduce_scatter)
+  // and 14592 bytes (ring) for B = 1, H = 2, d = 32, s = 64, P = 8, bf16; the simulator tracks the trace's
   // allocations and frees.
   const Json model = {{"hidden", 64}, {"heads", 2}, {"head_dim", 32}};
   CHECK(simulate(config(model, 64, 8, "allreduce_slice"), {{}, false}).peak_memory_bytes == 28672);
@@ -96,8 +98,8 @@ TEST_CASE("a Hugging Face config.json gives the same simulated result as the equ
     CAPTURE(scope);
     Config hf = config({{"hf_config", (dir.path() / "config.json").string()}}, 8192, 8, "ring");
     Config preset = config({{"preset", "llama2-7b"}}, 8192, 8, "ring");
-    hf.workload.scope = preset.workload.scope = std::string(scope) == "layer" ? spsim::models::Scope::layer
-                                                                              : spsim::models::Scope::attention;
+    hf.workload.scope = preset.workload.scope =
+        std::string(scope) == "layer" ? spsim::models::Scope::layer : spsim::models::Scope::attention;
     const SimSummary a = simulate(hf, {{}, false}), b = simulate(preset, {{}, false});
     CHECK(a.step_time_s == b.step_time_s);
     CHECK(a.peak_memory_bytes == b.peak_memory_bytes);

@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include "strategies/layer.hpp"
-#include "analysis/config/document.hpp"
 #include "analysis/closed_form/closed_form.hpp"
+#include "analysis/config/document.hpp"
 #include "runtime/core/error.hpp"
+#include "strategies/layer.hpp"
 
 using namespace spsim::analysis;
 
@@ -15,11 +15,12 @@ namespace {
 
 Config rsa_config(int degree, std::int64_t seq, const std::string& reduction, Json model, int batch = 1,
                   const std::string& cluster = R"({"preset": "dgx-a100"})") {
-  Json doc = {{"schema_version", 1},
-              {"model", std::move(model)},
-              {"workload", {{"seq_len", seq}, {"batch", batch}}},
-              {"cluster", Json::parse(cluster)},
-              {"strategy", {{"name", "rsa"}, {"degree", degree}, {"options", {{"grad_reduction", reduction}}}}}};
+  Json doc = {
+      {"schema_version", 1},
+      {"model", std::move(model)},
+      {"workload", {{"seq_len", seq}, {"batch", batch}}},
+      {"cluster", Json::parse(cluster)},
+      {"strategy", {{"name", "rsa"}, {"degree", degree}, {"options", {{"grad_reduction", reduction}}}}}};
   return parse_config(doc, "");
 }
 
@@ -51,9 +52,11 @@ TEST_CASE("cost model: a ring pass and ring collectives on one DGX A100") {
   CHECK(hw.ring_pass_s(mib) == doctest::Approx(8.4e-6 + 9e-6 + route + mib / link_bw).epsilon(1e-9));
   // 64 MiB all-reduce: Simple wins; 2(P−1) = 14 steps of α + n/(P·B).
   const double n = 64 * mib;
-  CHECK(hw.collective_s(spsim::rt::CommKind::all_reduce, n) == doctest::Approx(8.4e-6 + 14 * (9e-6 + route + n / (8 * link_bw))).epsilon(1e-9));
+  CHECK(hw.collective_s(spsim::rt::CommKind::all_reduce, n) ==
+        doctest::Approx(8.4e-6 + 14 * (9e-6 + route + n / (8 * link_bw))).epsilon(1e-9));
   // Reduce-scatter of the same: P−1 = 7 steps.
-  CHECK(hw.collective_s(spsim::rt::CommKind::reduce_scatter, n) == doctest::Approx(8.4e-6 + 7 * (9e-6 + route + n / (8 * link_bw))).epsilon(1e-9));
+  CHECK(hw.collective_s(spsim::rt::CommKind::reduce_scatter, n) ==
+        doctest::Approx(8.4e-6 + 7 * (9e-6 + route + n / (8 * link_bw))).epsilon(1e-9));
   // 8 KiB all-reduce: LL's 0.6 µs step beats Simple's 9 µs despite its 1/4 efficiency (NCCL's tuner
   // picks the least predicted time): 6.6 + 14·(0.6 + 1 + 8192/(8·0.25·240e9)) µs.
   const double small = 8192;
@@ -78,7 +81,8 @@ TEST_CASE("cost model: RSA bytes sent per rank follow the collective formulas") 
         doctest::Approx(passes + 2 * 2 * (p - 1) / p * full));
   CHECK(closed_form(rsa_config(8, 4096, "reduce_scatter", model))->bytes_sent ==
         doctest::Approx(passes + 2 * (p - 1) / p * full));
-  CHECK(closed_form(rsa_config(8, 4096, "ring", model))->bytes_sent == doctest::Approx(passes + 2 * (p - 1) * chunk));
+  CHECK(closed_form(rsa_config(8, 4096, "ring", model))->bytes_sent ==
+        doctest::Approx(passes + 2 * (p - 1) * chunk));
 }
 
 TEST_CASE("cost model: strategies without a closed form give nullopt") {
@@ -87,7 +91,8 @@ TEST_CASE("cost model: strategies without a closed form give nullopt") {
   CHECK_FALSE(closed_form(c).has_value());
 }
 
-TEST_CASE("memory model: RSA peak by hand for a small shape, all-reduce-then-slice vs reduce-scatter vs ring") {
+TEST_CASE(
+    "memory model: RSA peak by hand for a small shape, all-reduce-then-slice vs reduce-scatter vs ring") {
   // B = 1, H = Hkv = 2, d = 32, s = 64, P = 8 → c = 8; bf16 (2 bytes). Sizes in bytes:
   //   Q = K = 2·8·32·2 = 1024, S = 2·8·64·2 = 2048, block = 2·8·8·2 = 256, F = 2·64·32·2 = 8192,
   //   two ring buffers = 2048; the harness's q, k, v, do = 4096 for the whole step, o = 1024 from the
@@ -156,13 +161,14 @@ namespace {
 
 // First seq_len of {step, 2·step, ..., max} whose hand-derived peak exceeds the A100-80GB's 85899345920
 // bytes; every length is also checked against the memory model.
-std::int64_t first_oom(const std::string& reduction, int degree, int batch, std::int64_t step, std::int64_t max) {
+std::int64_t first_oom(const std::string& reduction, int degree, int batch, std::int64_t step,
+                       std::int64_t max) {
   const std::string cluster = R"({"preset": "dgx-a100", "nodes": )" + std::to_string(degree / 8) + "}";
   for (std::int64_t s = step; s <= max; s += step) {
     const double hand = peak_by_hand(batch, 16, 64, static_cast<double>(s), degree, reduction == "ring");
     CAPTURE(s);
-    CHECK(memory_model(rsa_config(degree, s, reduction, {{"preset", "bert-large"}}, batch, cluster))->peak_bytes ==
-          doctest::Approx(hand));
+    CHECK(memory_model(rsa_config(degree, s, reduction, {{"preset", "bert-large"}}, batch, cluster))
+              ->peak_bytes == doctest::Approx(hand));
     if (hand > 85899345920.0) return s;
   }
   return 0;
@@ -175,7 +181,8 @@ TEST_CASE("memory model: where all-reduce-then-slice runs out of 80 GB and ring 
   // so the window lies at many ranks and a large batch: bert-large (H = 16, d = 64), P = 64, batch 8192.
   const auto oom_ar = first_oom("allreduce_slice", 64, 8192, 64, 8192);
   const auto oom_ring = first_oom("ring", 64, 8192, 64, 8192);
-  MESSAGE("P = 64, batch 8192: allreduce_slice exceeds 80 GB from s = " << oom_ar << ", ring from s = " << oom_ring);
+  MESSAGE("P = 64, batch 8192: allreduce_slice exceeds 80 GB from s = " << oom_ar
+                                                                        << ", ring from s = " << oom_ring);
   CHECK(oom_ar > 0);
   CHECK(oom_ring > oom_ar);
   // At a realistic shape (batch 1, P = 8, s in steps of 4K up to 128K) the score rows decide alone:

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <map>
 
-#include "analysis/config/document.hpp"
 #include "analysis/closed_form/closed_form.hpp"
+#include "analysis/config/document.hpp"
 #include "analysis/simulate/simulate.hpp"
 
 using namespace spsim::analysis;

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <map>
 
-#include "analysis/config/document.hpp"
 #include "analysis/closed_form/closed_form.hpp"
+#include "analysis/config/document.hpp"
 #include "analysis/simulate/simulate.hpp"
 
 using namespace spsim::analysis;
@@ -78,7 +78,8 @@ TEST_CASE("closed form vs simulator: USP within 2% for every Ulysses degree on o
           CAPTURE(causal);
           CAPTURE(passes);
           // All-to-alls ((u−1)/u·n) and sendrecvs (n per pass): bytes exact on A100 (no NVLS).
-          expect_agrees(cfg, c.cluster == "dgx-a100", worst[cfg.model.name + " " + c.cluster + " u=" + std::to_string(u)]);
+          expect_agrees(cfg, c.cluster == "dgx-a100",
+                        worst[cfg.model.name + " " + c.cluster + " u=" + std::to_string(u)]);
         }
   for (const auto& [name, w] : worst) MESSAGE("worst |sim/closed − 1| of usp " << name << ": " << w);
 }

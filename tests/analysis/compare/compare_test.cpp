@@ -1,5 +1,7 @@
 // run_compare with a stub simulator: row order, invalid points, baselines, determinism across --jobs,
 // and the CSV / Markdown / JSON / plot writers.
+#include "analysis/compare/compare.hpp"
+
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -8,9 +10,8 @@
 #include "analysis/config/document.hpp"
 #include "analysis/report/json.hpp"
 #include "analysis/simulate/simulate.hpp"
-#include "analysis/compare/compare.hpp"
-#include "tests/support/helpers.hpp"
 #include "runtime/core/error.hpp"
+#include "tests/support/helpers.hpp"
 
 using namespace spsim::analysis;
 
@@ -34,7 +35,10 @@ Json sweep_doc() {
 // same rows. step = seq_len µs × (1 + position of the variant in the list above).
 SimSummary stub(const Config& c) {
   const std::string v = c.strategy.options.at("grad_reduction");
-  const double k = v == "allreduce_slice_div" ? 1 : v == "allreduce_slice" ? 2 : v == "reduce_scatter" ? 3 : 4;
+  const double k = v == "allreduce_slice_div" ? 1
+                   : v == "allreduce_slice"   ? 2
+                   : v == "reduce_scatter"    ? 3
+                                              : 4;
   SimSummary s;
   s.step_time_s = static_cast<double>(c.workload.seq_len) * 1e-6 * k;
   s.compute_s = s.step_time_s / 2;
@@ -195,7 +199,8 @@ TEST_CASE("compare plot: seq_len on x, one series per variant, in a valid SVG") 
   CHECK(text.find("</svg>") != std::string::npos);
   // gnuplot's SVG terminal wraps each plotted series in <g id="gnuplot_plot_N..."> (N from 1).
   CHECK(count(text, "id=\"gnuplot_plot_") == 4);
-  for (const char* v : {"allreduce_slice_div", "reduce_scatter", "=ring"}) CHECK(text.find(v) != std::string::npos);
+  for (const char* v : {"allreduce_slice_div", "reduce_scatter", "=ring"})
+    CHECK(text.find(v) != std::string::npos);
 }
 
 TEST_CASE("plots: PNG of the documented size; a bad extension is an InputError") {

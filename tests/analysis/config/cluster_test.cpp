@@ -1,14 +1,14 @@
 // Tests of cluster presets, routing and parse_cluster's validation.
 #include "analysis/config/cluster.hpp"
-#include "analysis/config/document.hpp"
-#include "sim/cluster/cluster.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <string>
 
+#include "analysis/config/document.hpp"
 #include "runtime/core/error.hpp"
+#include "sim/cluster/cluster.hpp"
 
 using namespace spsim::sim;
 using spsim::analysis::cluster_presets;

@@ -1,8 +1,5 @@
 // Config parsing: a valid document becomes typed fields; every bad input is an InputError naming the
 // JSON path, the bad value and the valid choices.
-#include "analysis/config/document.hpp"
-#include "analysis/config/schema.hpp"
-#include "sim/collectives/algorithm.hpp"
 #include "analysis/config/config.hpp"
 
 #include <doctest/doctest.h>
@@ -10,7 +7,10 @@
 #include <climits>
 #include <functional>
 
+#include "analysis/config/document.hpp"
 #include "analysis/config/model.hpp"
+#include "analysis/config/schema.hpp"
+#include "sim/collectives/algorithm.hpp"
 #include "tests/support/helpers.hpp"
 
 using spsim::analysis::Json;
@@ -136,7 +136,8 @@ TEST_CASE("collective algorithms are the simulator registry's names, aliases res
   const auto err = input_error_of([&] { (void)parse_config(doc, ""); });
   REQUIRE(err.has_value());
   CHECK(err->where() == "collectives.all_reduce");
-  CHECK(contains(err->message(), "valid choices: auto, ring, tree, nvls, halving_doubling, rhd, hierarchical"));
+  CHECK(
+      contains(err->message(), "valid choices: auto, ring, tree, nvls, halving_doubling, rhd, hierarchical"));
 }
 
 TEST_CASE("defaults of optional sections and the name from the file") {
@@ -460,5 +461,6 @@ TEST_CASE("a plain nlohmann::json document is accepted too") {
   const nlohmann::json doc = nlohmann::json::parse(base().dump());
   const auto c = parse_config(doc, "");
   CHECK(c.model.head_dim == 16);
-  CHECK(nlohmann::json(spsim::analysis::config_document(c)) == doc);  // same content (key order is the sorted one of nlohmann::json)
+  CHECK(nlohmann::json(spsim::analysis::config_document(c)) ==
+        doc);  // same content (key order is the sorted one of nlohmann::json)
 }

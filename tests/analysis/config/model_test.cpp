@@ -1,12 +1,12 @@
 // The model section: shipped presets, preset + explicit overrides, Hugging Face config.json files,
 // and the SPSIM_CONFIG_DIR override.
-#include "analysis/config/document.hpp"
 #include "analysis/config/model.hpp"
 
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
 #include "analysis/config/config.hpp"
+#include "analysis/config/document.hpp"
 #include "tests/support/helpers.hpp"
 
 using spsim::analysis::Json;

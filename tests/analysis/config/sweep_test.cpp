@@ -1,15 +1,15 @@
 // Sweep expansion: cartesian product in the written axis order, per-point configs, per-point errors for
 // impossible combinations, and errors for bad axes.
-#include "analysis/config/document.hpp"
 #include "analysis/config/sweep.hpp"
 
 #include <doctest/doctest.h>
 
+#include "analysis/config/document.hpp"
 #include "tests/support/helpers.hpp"
 
+using spsim::analysis::config_document;
 using spsim::analysis::expand_sweep;
 using spsim::analysis::Json;
-using spsim::analysis::config_document;
 using spsim::analysis::parse_config;
 using spsim::test::contains;
 using spsim::test::input_error_of;
@@ -211,9 +211,9 @@ TEST_CASE("a 'strategy' axis lists whole strategies, each with its own options")
   Json doc = base();
   doc["strategy"]["options"] = {{"grad_reduction", "ring"}};
   doc["sweep"] = Json::object();
-  doc["sweep"]["strategy"] = Json::array({Json{{"name", "rsa"}, {"options", {{"grad_reduction", "reduce_scatter"}}}},
-                                          Json{{"name", "rsa"}},
-                                          Json{{"name", "rsa"}, {"degree", 2}}});
+  doc["sweep"]["strategy"] =
+      Json::array({Json{{"name", "rsa"}, {"options", {{"grad_reduction", "reduce_scatter"}}}},
+                   Json{{"name", "rsa"}}, Json{{"name", "rsa"}, {"degree", 2}}});
   const auto points = expand_sweep(parse_config(doc, ""));
   REQUIRE(points.size() == 3);
   for (const auto& p : points) REQUIRE(p.ok());

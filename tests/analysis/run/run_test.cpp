@@ -1,6 +1,5 @@
 // The run's pieces that need no MPI: statistics, per-phase rows, backend selection, the timing and
 // host-staging communicator decorators (on the threads backend), and the run config.
-#include "runtime/host_staged_comm.hpp"
 #include "analysis/run/run.hpp"
 
 #include <doctest/doctest.h>
@@ -10,10 +9,11 @@
 #include <thread>
 
 #include "analysis/run/backend.hpp"
-#include "runtime/timed_comm.hpp"
-#include "runtime/cpu/cpu_device.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/cpu/cpu_device.hpp"
+#include "runtime/host_staged_comm.hpp"
 #include "runtime/threads/threads_comm.hpp"
+#include "runtime/timed_comm.hpp"
 
 using namespace spsim::analysis;
 namespace rt = spsim::rt;

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "analysis/config/document.hpp"
-#include "analysis/simulate/trace.hpp"
 #include "analysis/simulate/simulate.hpp"
+#include "analysis/simulate/trace.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/trace/trace_ranks.hpp"
 #include "strategies/grad_buckets.hpp"
@@ -22,22 +22,23 @@ namespace {
 
 // A small model: hidden 256, 4 heads of 64, ffn 1024, 2 layers, vocab 1000.
 Json small_model() {
-  return {{"hidden", 256}, {"heads", 4}, {"kv_heads", 4}, {"head_dim", 64},
+  return {{"hidden", 256},      {"heads", 4},  {"kv_heads", 4}, {"head_dim", 64},
           {"ffn_hidden", 1024}, {"layers", 2}, {"vocab", 1000}};
 }
 
 // Parameters of one layer of small_model(), from strategies/layer.hpp's list: LN1 and LN2 (2·2·h),
 // wq, bq (qd·h + qd), wk, bk and wv, bv (kvd·h + kvd each), wo, bo (h·qd + h), w1, b1 (f·h + f),
 // w2, b2 (h·f + h), with h = 256, qd = kvd = 4·64, f = 1024.
-constexpr double kLayerParams = 4 * 256 + (256.0 * 256 + 256) + 2 * (256.0 * 256 + 256) + (256.0 * 256 + 256) +
-                                (1024.0 * 256 + 1024) + (256.0 * 1024 + 256);
+constexpr double kLayerParams = 4 * 256 + (256.0 * 256 + 256) + 2 * (256.0 * 256 + 256) +
+                                (256.0 * 256 + 256) + (1024.0 * 256 + 1024) + (256.0 * 1024 + 256);
 
 analysis::Config model_config(const std::string& strategy, int degree, int dp, double bucket_mb = 25,
                               const Json& model = small_model(), std::int64_t seq_len = 1024,
                               const std::string& all_reduce = "ring") {
   Json doc = {{"schema_version", 1},
               {"model", model},
-              {"workload", {{"seq_len", seq_len}, {"batch", 1}, {"dtype", "bf16"}, {"causal", true}, {"scope", "model"}}},
+              {"workload",
+               {{"seq_len", seq_len}, {"batch", 1}, {"dtype", "bf16"}, {"causal", true}, {"scope", "model"}}},
               {"cluster", {{"preset", "dgx-a100"}, {"nodes", 1}}},
               {"strategy", {{"name", strategy}, {"degree", degree}}},
               {"parallel", {{"dp", dp}, {"bucket_mb", bucket_mb}}},
@@ -84,7 +85,8 @@ TEST_CASE("grad buckets: a bucket is posted once it holds the cap, the rest at f
   }
 }
 
-TEST_CASE("model scope, SP x DP: the strategy runs on its SP group, weight gradients are summed over the world") {
+TEST_CASE(
+    "model scope, SP x DP: the strategy runs on its SP group, weight gradients are summed over the world") {
   // Ulysses on SP groups of 4, two DP replicas: world rank r is rank r % 4 of SP group r / 4.
   const auto cfg = model_config("ulysses", 4, 2, /*bucket_mb=*/0.25);
   const auto traces = analysis::trace_config(cfg);
@@ -95,7 +97,8 @@ TEST_CASE("model scope, SP x DP: the strategy runs on its SP group, weight gradi
     const auto a2a = comm_ops(traces[r], CommKind::all_to_all);
     REQUIRE(!a2a.empty());
     for (const auto* op : a2a)
-      CHECK(group_of(traces[r], op->group).members == std::vector<int>{first, first + 1, first + 2, first + 3});
+      CHECK(group_of(traces[r], op->group).members ==
+            std::vector<int>{first, first + 1, first + 2, first + 3});
     // Every weight gradient once, over all 8 ranks: 2 layers × kLayerParams values × 2 bytes.
     double reduced = 0;
     const auto ar = comm_ops(traces[r], CommKind::all_reduce);
@@ -117,7 +120,8 @@ TEST_CASE("model scope, SP x DP: all-reduce bytes per rank in closed form, and t
   // Ring all-reduce: each rank sends 2(W−1)/W of every bucket, W = 8 ranks, buckets summing to all
   // weight gradients (2 layers × kLayerParams × 2 bytes).
   const auto s = analysis::simulate(model_config("ulysses", 4, 2), {{}, false});
-  CHECK(s.bytes_sent_by_kind.at("all_reduce") == doctest::Approx(2.0 * 7 / 8 * 2 * kLayerParams * 2).epsilon(1e-12));
+  CHECK(s.bytes_sent_by_kind.at("all_reduce") ==
+        doctest::Approx(2.0 * 7 / 8 * 2 * kLayerParams * 2).epsilon(1e-12));
   CHECK(s.gpus == 8);
   try {
     (void)analysis::simulate(model_config("ulysses", 4, 4), {{}, false});  // 16 ranks on 8 GPUs
@@ -133,8 +137,8 @@ TEST_CASE("model scope: DDP buckets overlap the reduction with backward, one buc
   // takes about as long as a layer's backward at s/P = 1024 rows. One bucket of everything is posted
   // after the last gradient, so the whole reduction follows backward; 25 MB buckets (DDP's default)
   // start while backward still has layers to go. The bytes are the same.
-  const Json model = {{"hidden", 2048}, {"heads", 16}, {"head_dim", 128}, {"ffn_hidden", 8192},
-                      {"layers", 3}, {"vocab", 1000}};
+  const Json model = {{"hidden", 2048},     {"heads", 16}, {"head_dim", 128},
+                      {"ffn_hidden", 8192}, {"layers", 3}, {"vocab", 1000}};
   const auto overlapped = analysis::simulate(model_config("ring", 8, 1, 25, model, 8192), {{}, false});
   const auto at_end = analysis::simulate(model_config("ring", 8, 1, 1e6, model, 8192), {{}, false});
   CHECK(overlapped.bytes_sent_by_kind.at("all_reduce") ==
@@ -158,7 +162,8 @@ TEST_CASE("model scope: the traced step holds the model state, 16 bytes per para
                 {"workload", {{"seq_len", 512}, {"dtype", "bf16"}, {"scope", "model"}}},
                 {"cluster", {{"preset", "dgx-a100"}, {"nodes", 1}}},
                 {"strategy", {{"name", "rsa"}, {"degree", 4}, {"options", {{"grad_reduction", "ring"}}}}}};
-    return static_cast<double>(analysis::simulate(analysis::parse_config(doc, ""), {{}, false}).peak_memory_bytes);
+    return static_cast<double>(
+        analysis::simulate(analysis::parse_config(doc, ""), {{}, false}).peak_memory_bytes);
   };
   CHECK(peak(2, 2000) - peak(2, 1000) == 16 * 1000 * 256);
   CHECK(peak(3, 1000) - peak(2, 1000) >= 16 * kLayerParams);

@@ -1,6 +1,5 @@
 // simulate() on the RSA experiment configs (bert-large attention, seq 16384, P = 8 on one DGX A100,
 // ring collectives): the dK/dV reduction's bytes against the closed forms, memory and overlap.
-#include "analysis/config/document.hpp"
 #include "analysis/simulate/simulate.hpp"
 
 #include <doctest/doctest.h>
@@ -9,8 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "tests/cli/run_cli.hpp"
+#include "analysis/config/document.hpp"
 #include "runtime/core/error.hpp"
+#include "tests/cli/run_cli.hpp"
 
 using namespace spsim;
 using spsim_test::source_path;
@@ -68,7 +68,8 @@ TEST_CASE("RSA backward: the ring never materialises the full-length dK/dV (peak
       CHECK(static_cast<double>(simulated(rsa(v)).peak_memory_bytes) == expected);
     }
     // allreduce_slice also still holds the full-length dV buffer behind its dV chunk.
-    CHECK(static_cast<double>(simulated(rsa("allreduce-slice")).peak_memory_bytes) == expected + bytes * H * S * D);
+    CHECK(static_cast<double>(simulated(rsa("allreduce-slice")).peak_memory_bytes) ==
+          expected + bytes * H * S * D);
   }
   SUBCASE("S = 256: the dK reduction sets the peak; ring is below all-reduce and reduce-scatter") {
     const double S = 256, c = S / P, chunk = H * c * D, score = H * c * S, full = H * S * D;
