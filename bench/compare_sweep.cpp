@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   for (int j : jobs) {
     CompareOptions o;
     o.jobs = j;
-    o.simulate = [](const Config& c) { return simulate(c, {{}, false}); };
+    o.simulate = [](const Config& c) { return simulate(c, spsim::analysis::SimulateOptions::without_trace_file()); };
     const auto t0 = Clock::now();
     const auto result = run_compare(config, o);
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();

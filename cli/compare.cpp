@@ -9,9 +9,10 @@
 #include <optional>
 
 #include "analysis/report/json.hpp"
-#include "cli/cluster_option.hpp"
+#include "cli/options.hpp"
 #include "cli/commands.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/host_memory.hpp"
 
 namespace spsim::cli {
 
@@ -24,6 +25,7 @@ struct CompareArgs {
   int jobs = 1;
   std::size_t baseline = 0;  // 1-based row; 0 = the first row with a result
   std::string cluster;
+  std::string max_memory;
 };
 
 void write_text(const std::string& path, const std::string& text, const std::string& where) {
@@ -55,6 +57,7 @@ Action add_compare(CLI::App& app) {
   auto args = std::make_shared<CompareArgs>();
   sub->add_option("CONFIG", args->config, "experiment config with a sweep (JSON)")->required();
   add_cluster_option(sub, args->cluster);
+  add_max_memory_option(sub, args->max_memory);
   sub->add_flag("--json", args->json, "machine-readable output (schema_version 1; identical for any --jobs)");
   sub->add_option("--csv", args->csv, "also write the table as CSV to this file");
   sub->add_option("--md", args->md, "also write the table as Markdown to this file");
@@ -70,7 +73,10 @@ Action add_compare(CLI::App& app) {
     analysis::CompareOptions options;
     options.jobs = args->jobs;
     if (args->baseline > 0) options.baseline = args->baseline - 1;
-    options.simulate = [](const analysis::Config& c) { return analysis::simulate(c, {{}, false}); };
+    // Points run in parallel: each may take 1/jobs of the memory limit.
+    auto point_options = analysis::SimulateOptions::without_trace_file();
+    point_options.max_memory = rt::host_memory_limit(max_memory(args->max_memory)).bytes / args->jobs;
+    options.simulate = [point_options](const analysis::Config& c) { return analysis::simulate(c, point_options); };
     if (isatty(STDERR_FILENO) == 1) options.progress = draw_progress;
     const auto result = analysis::run_compare(config, options);
     const auto table = analysis::compare_table(result);

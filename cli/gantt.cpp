@@ -3,7 +3,7 @@
 
 #include "analysis/report/plot.hpp"
 #include "analysis/simulate/simulate.hpp"
-#include "cli/cluster_option.hpp"
+#include "cli/options.hpp"
 #include "cli/commands.hpp"
 
 namespace spsim::cli {
@@ -13,6 +13,7 @@ struct GanttArgs {
   std::string config;
   std::string out;
   std::string cluster;
+  std::string max_memory;
 };
 }  // namespace
 
@@ -25,6 +26,7 @@ Action add_gantt(CLI::App& app) {
   auto args = std::make_shared<GanttArgs>();
   sub->add_option("CONFIG", args->config, "experiment config without a sweep (JSON)")->required();
   add_cluster_option(sub, args->cluster);
+  add_max_memory_option(sub, args->max_memory);
   sub->add_option("--out", args->out, "output image, .svg or .png")->required();
   return [args]() -> int {
     (void)analysis::find_gnuplot("--out");
@@ -33,6 +35,7 @@ Action add_gantt(CLI::App& app) {
     analysis::SimulateOptions options;
     options.use_config_trace_out = false;
     options.bars = &bars;
+    options.max_memory = max_memory(args->max_memory);
     const auto summary = analysis::simulate(config, options);
     analysis::write_gantt(bars,
                           config.name + ": one step (" + std::to_string(config.strategy.degree) + " ranks)",

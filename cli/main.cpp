@@ -2,11 +2,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/usage.hpp"
 #include "runtime/core/error.hpp"
 
 namespace {
@@ -46,8 +48,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (launcher_rank_zero()) return app.exit(e) == 0 ? 0 : 2;
-    if (e.get_exit_code() == 0) return 0;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    if (launcher_rank_zero()) {
+      std::cerr << "spsim: error: " << spsim::cli::usage_message(app, std::vector<std::string>(argv + 1, argv + argc), e)
+                << "\n";
+      return 2;
+    }
     std::this_thread::sleep_for(std::chrono::seconds(5));
     return 2;
   }
@@ -56,6 +62,11 @@ int main(int argc, char** argv) {
       if (sub->parsed()) return action();
   } catch (const spsim::InputError& e) {
     std::cerr << "spsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // The last line of defence: the commands estimate their memory first and name the stage that ran out.
+    std::cerr << "spsim: error: out of memory: these shapes need more memory than this process can get "
+                 "(`spsim simulate` predicts large shapes without data)\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "spsim: internal error: " << e.what() << "\n";

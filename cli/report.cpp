@@ -43,7 +43,7 @@ Action add_report(CLI::App& app) {
     o.check_config = args->check;
     o.jobs = args->jobs;
     o.plots = !args->no_plots;
-    o.simulate = [](const analysis::Config& c) { return analysis::simulate(c, {{}, false}); };
+    o.simulate = [](const analysis::Config& c) { return analysis::simulate(c, spsim::analysis::SimulateOptions::without_trace_file()); };
     o.command = "scripts/report";
     if (o.plots) (void)analysis::find_gnuplot("--out");
     for (const auto& f : analysis::write_report(configs, o)) std::cout << "wrote " << f.string() << "\n";

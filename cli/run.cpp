@@ -9,7 +9,9 @@
 
 #include "analysis/report/json.hpp"
 #include "analysis/run/backend.hpp"
+#include "analysis/check/memory_estimate.hpp"
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "runtime/core/error.hpp"
 #ifdef SPSIM_WITH_MPI
 #include "runtime/mpi/abort.hpp"
@@ -30,6 +32,7 @@ struct RunArgs {
   bool json = false;
   double timeout = 0;  // seconds, 0 = none
   std::string cluster;
+  std::string max_memory;
 };
 
 #ifdef SPSIM_WITH_MPI
@@ -55,6 +58,12 @@ Prepared prepare(const RunArgs& a, int world_size) {
   const rt::DType dtype = analysis::run_dtype(loaded);
   p.config = analysis::run_config(loaded, world_size, dtype, cluster);
   p.options = {a.iters, a.warmup, a.verify, a.sync};
+  // On CPUs every process's tensors are host memory; all processes are counted as if on this machine.
+  if (p.backend.device == "cpu") {
+    const rt::MemoryLimit limit = rt::host_memory_limit(max_memory(a.max_memory));
+    analysis::require_host_memory(analysis::run_memory_estimate(p.config, world_size, dtype, a.verify, limit), limit,
+                                  p.config, "run");
+  }
   p.device = analysis::make_run_device(p.backend, dtype);
   return p;
 }
@@ -121,6 +130,7 @@ Action add_run(CLI::App& app) {
   sub->add_option(
       "--cluster", a->cluster,
       "cluster to predict on: a JSON file (e.g. from spsim calibrate) or a preset (default: the config's)");
+  add_max_memory_option(sub, a->max_memory);
   return [a]() -> int { return run_command(*a); };
 }
 

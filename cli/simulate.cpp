@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "analysis/report/json.hpp"
-#include "cli/cluster_option.hpp"
+#include "cli/options.hpp"
 #include "cli/commands.hpp"
 
 namespace spsim::cli {
@@ -15,6 +15,7 @@ struct SimulateArgs {
   bool json = false;
   std::string trace;
   std::string cluster;
+  std::string max_memory;
 };
 }  // namespace
 
@@ -33,6 +34,7 @@ Action add_simulate(CLI::App& app) {
                   "experiment config (JSON), e.g. configs/experiments/rsa-ring-dgx-a100.json")
       ->required();
   add_cluster_option(sub, args->cluster);
+  add_max_memory_option(sub, args->max_memory);
   sub->add_flag("--json", args->json,
                 "machine-readable output (starts with \"schema_version\": 1; identical across runs)");
   sub->add_option("--trace", args->trace,
@@ -40,7 +42,10 @@ Action add_simulate(CLI::App& app) {
                   "per stream); overrides simulation.trace_out of the config");
   return [args]() -> int {
     const auto config = analysis::load_config(args->config, {args->cluster});
-    const auto summary = analysis::simulate(config, {args->trace, true});
+    analysis::SimulateOptions options;
+    options.chrome_trace = args->trace;
+    options.max_memory = max_memory(args->max_memory);
+    const auto summary = analysis::simulate(config, options);
     if (args->json)
       std::cout << analysis::simulation_json(config, summary);
     else

@@ -5,6 +5,9 @@
 #include <compare>
 #include <cstdint>
 #include <limits>
+#include <string>
+
+#include "runtime/core/error.hpp"
 
 namespace spsim::sim {
 
@@ -16,8 +19,17 @@ class Time {
   [[nodiscard]] static constexpr Time ps(std::int64_t picoseconds) { return Time(picoseconds); }
   [[nodiscard]] static constexpr Time ns(std::int64_t nanoseconds) { return Time(nanoseconds * 1000); }
   // Conversions from real numbers round to the nearest picosecond (the only place rounding happens).
-  [[nodiscard]] static Time from_seconds(double seconds) { return Time(std::llround(seconds * 1e12)); }
-  [[nodiscard]] static Time from_us(double microseconds) { return Time(std::llround(microseconds * 1e6)); }
+  // A duration past kMaxSeconds (a few days, far below the clock's 106) is an InputError: a step that
+  // long means a workload too large to simulate, and summing such durations would overflow the clock.
+  static constexpr double kMaxSeconds = 1e6;
+  [[nodiscard]] static Time from_seconds(double seconds) {
+    if (!(std::abs(seconds) <= kMaxSeconds)) too_long(seconds);
+    return Time(std::llround(seconds * 1e12));
+  }
+  [[nodiscard]] static Time from_us(double microseconds) {
+    if (!(std::abs(microseconds) <= kMaxSeconds * 1e6)) too_long(microseconds * 1e-6);
+    return Time(std::llround(microseconds * 1e6));
+  }
   [[nodiscard]] static constexpr Time max() { return Time(std::numeric_limits<std::int64_t>::max()); }
 
   [[nodiscard]] constexpr std::int64_t count_ps() const { return ps_; }
@@ -39,6 +51,11 @@ class Time {
 
  private:
   constexpr explicit Time(std::int64_t ps) : ps_(ps) {}
+  [[noreturn]] static void too_long(double seconds) {
+    throw InputError("workload", "a simulated operation would take " + std::to_string(seconds) +
+                                     " s, beyond the simulator's clock (durations up to 1e6 s); the workload is "
+                                     "too large to simulate as one step");
+  }
   std::int64_t ps_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "analysis/check/check_data.hpp"
+#include "analysis/check/memory_estimate.hpp"
 #include "analysis/check/npy.hpp"
 #include "analysis/closed_form/closed_form.hpp"
 #include "analysis/report/table.hpp"
@@ -36,17 +37,6 @@ struct RankSetup {
   models::AttnProblem problem;
   strategies::StepConfig step;  // one SP group, forward and backward, one gradient bucket
 };
-
-// The step config of a check: the strategy on one SP group (data parallelism would only multiply the
-// summed weight gradients), forward and backward whatever workload.passes says, and every weight
-// gradient summed in one bucket at the end, so the numbers do not depend on parallel.bucket_mb.
-strategies::StepConfig check_step(const Config& cfg) {
-  strategies::StepConfig s = step_config(cfg);
-  s.dp = 1;
-  s.workload.passes = models::Passes::fwd_bwd;
-  s.bucket_bytes = std::numeric_limits<std::uint64_t>::max();
-  return s;
-}
 
 Outcome check_attention(const RankSetup& s) {
   const auto& p = s.problem;
@@ -154,6 +144,17 @@ void dump(const Outcome& o, const std::filesystem::path& dir) {
 
 }  // namespace
 
+// The step config of a check: the strategy on one SP group (data parallelism would only multiply the
+// summed weight gradients), forward and backward whatever workload.passes says, and every weight
+// gradient summed in one bucket at the end, so the numbers do not depend on parallel.bucket_mb.
+strategies::StepConfig check_step_config(const Config& cfg) {
+  strategies::StepConfig s = step_config(cfg);
+  s.dp = 1;
+  s.workload.passes = models::Passes::fwd_bwd;
+  s.bucket_bytes = std::numeric_limits<std::uint64_t>::max();
+  return s;
+}
+
 std::string gradient_name(const std::string& param) {
   if (param.rfind("ln", 0) == 0) {
     std::string s = "dLN" + param.substr(2);
@@ -170,11 +171,18 @@ bool CheckResult::pass() const {
 }
 
 CheckResult run_check(const Config& cfg, const CheckOptions& options) {
+  if (!cfg.sweep.empty())
+    throw InputError("sweep", "check runs one configuration; this config sweeps " + std::to_string(cfg.sweep.size()) +
+                                  " axes (check each point's config, or use `spsim compare` for the sweep)");
   const auto& info = cfg.strategy.info();
   if (cfg.workload.scope == models::Scope::model)
     throw InputError("workload.scope", "'model' is not supported by check; valid choices: attention, layer");
-  RankSetup setup{cfg, info, models::attention_problem(cfg.model, cfg.workload), check_step(cfg)};
-  const Outcome o = cfg.workload.scope == models::Scope::layer ? check_layer(setup) : check_attention(setup);
+  const rt::MemoryLimit limit = rt::host_memory_limit(options.max_memory);
+  require_host_memory(check_memory_estimate(cfg, limit), limit, cfg, "check");
+  RankSetup setup{cfg, info, models::attention_problem(cfg.model, cfg.workload), check_step_config(cfg)};
+  const Outcome o = rt::in_stage("checking the strategy against the float64 reference", [&] {
+    return cfg.workload.scope == models::Scope::layer ? check_layer(setup) : check_attention(setup);
+  });
   if (!options.dump_dir.empty()) dump(o, options.dump_dir);
 
   CheckResult res;

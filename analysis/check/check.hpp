@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,15 @@ struct CheckResult {
 
 struct CheckOptions {
   std::filesystem::path dump_dir;  // empty: no dump; else inputs, outputs and gradients as .npy
+  // Host memory the check may use (--max-memory), else what the machine has free: the shapes' estimated
+  // need (analysis/check/memory_estimate.hpp) above it is an InputError before anything is allocated.
+  std::optional<double> max_memory;
 };
+
+// The step a check runs: the strategy on one SP group (data parallelism would only multiply the summed
+// weight gradients), forward and backward whatever workload.passes says, every weight gradient summed
+// in one bucket at the end (so the numbers do not depend on parallel.bucket_mb).
+[[nodiscard]] strategies::StepConfig check_step_config(const Config& config);
 
 [[nodiscard]] CheckResult run_check(const Config& config, const CheckOptions& options = {});
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <future>
 #include <span>
+#include <exception>
+#include <mutex>
 #include <thread>
 
 #include "models/random.hpp"
@@ -74,11 +76,23 @@ AttentionReference reference_attention(const models::AttnProblem& p, const Atten
   };
   const std::int64_t workers =
       std::min<std::int64_t>(groups, std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (std::int64_t w = 1; w < workers; ++w)
-    pool.emplace_back(work, w * groups / workers, (w + 1) * groups / workers);
-  work(0, groups / workers);
-  for (auto& t : pool) t.join();
+  // A worker that fails (out of memory) records it; all are joined before the first failure is rethrown.
+  std::mutex failed_mutex;
+  std::exception_ptr failed;
+  auto guarded = [&](std::int64_t first, std::int64_t last) {
+    try {
+      work(first, last);
+    } catch (...) {
+      const std::lock_guard lock(failed_mutex);
+      if (!failed) failed = std::current_exception();
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (std::int64_t w = 1; w < workers; ++w) pool.emplace_back(guarded, w * groups / workers, (w + 1) * groups / workers);
+    guarded(0, groups / workers);
+  }  // joins
+  if (failed) std::rethrow_exception(failed);
   return out;
 }
 

@@ -25,6 +25,11 @@ using fields::require_object;
 
 namespace {
 
+// Cluster sizes the simulator builds in seconds and a few GB (8 GPUs per node: 524,288 GPUs); a rack-scale
+// NVLink domain is a node of up to 576 GPUs.
+constexpr int kMaxNodes = 65536;
+constexpr int kMaxGpusPerNode = 576;
+
 void apply_entry(ProtocolTable::Entry& e, const nlohmann::json& j, const std::string& path) {
   check_keys(j, path,
              {"base_latency_us", "tree_base_latency_us", "nvlink_step_latency_us", "pcie_step_latency_us",
@@ -255,11 +260,17 @@ ClusterConfig parse_merged(const nlohmann::json& j, const std::string& path, con
     c.collective_fits = parse_collective_fits(j.at("collective_fits"), join_path(path, "collective_fits"));
   if (j.contains("tuning")) apply_tuning(c.tuning, j.at("tuning"), join_path(path, "tuning"));
   if (j.contains("nodes")) c.nodes = get_positive_int(j, path, "nodes");
+  if (c.nodes > kMaxNodes)
+    throw InputError(join_path(path, "nodes"), "at most " + std::to_string(kMaxNodes) + " nodes, got " +
+                                                   std::to_string(c.nodes));
   if (j.contains("topology")) {
     c.topology = parse_topology(j.at("topology"), join_path(path, "topology"));
     return c;
   }
   c.gpus_per_node = get_positive_int(j, path, "gpus_per_node");
+  if (c.gpus_per_node > kMaxGpusPerNode)
+    throw InputError(join_path(path, "gpus_per_node"), "at most " + std::to_string(kMaxGpusPerNode) +
+                                                           " GPUs per node, got " + std::to_string(c.gpus_per_node));
   if (!j.contains("intra_node")) throw InputError(join_path(path, "intra_node"), "missing required key");
   c.intra_node = parse_intra(j.at("intra_node"), join_path(path, "intra_node"));
   if (j.contains("inter_node"))

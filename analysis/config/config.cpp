@@ -2,6 +2,7 @@
 #include "analysis/config/config.hpp"
 
 #include <climits>
+#include <algorithm>
 #include <cmath>
 #include <system_error>
 
@@ -161,9 +162,38 @@ Config parse_fields(const Json& doc, const fs::path& source, const strategies::R
   return c;
 }
 
+// Tensors spsim can index and time: at most 2^50 elements in any attention or weight tensor (int64
+// byte counts, durations within the simulator's picosecond clock), at most 2^20 ranks in the world.
+void check_sizes(const Config& c) {
+  const auto& w = c.workload;
+  const auto& m = c.model;
+  const double limit = std::ldexp(1.0, 50);
+  const double attention = static_cast<double>(w.batch) * static_cast<double>(m.heads) *
+                           static_cast<double>(w.seq_len) * static_cast<double>(m.head_dim);
+  if (attention > limit)
+    throw InputError("workload", "the attention tensors hold batch × heads × seq_len × head_dim = " +
+                                     std::to_string(w.batch) + " × " + std::to_string(m.heads) + " × " +
+                                     std::to_string(w.seq_len) + " × " + std::to_string(m.head_dim) +
+                                     " elements, more than the 2^50 spsim handles (workload.batch, workload.seq_len, "
+                                     "model.heads, model.head_dim)");
+  const double widest = std::max({static_cast<double>(m.hidden), static_cast<double>(m.ffn_hidden),
+                                  static_cast<double>(m.heads) * static_cast<double>(m.head_dim)});
+  if (static_cast<double>(m.hidden) * widest > limit ||
+      static_cast<double>(w.batch) * static_cast<double>(w.seq_len) * widest > limit)
+    throw InputError("model", "a weight or activation tensor would hold more than 2^50 elements (model.hidden " +
+                                  std::to_string(m.hidden) + ", model.ffn_hidden " + std::to_string(m.ffn_hidden) +
+                                  ", workload.batch × seq_len " + std::to_string(w.batch) + " × " +
+                                  std::to_string(w.seq_len) + ")");
+  const auto world = static_cast<std::int64_t>(c.strategy.degree) * c.parallel.dp;
+  if (world > (std::int64_t{1} << 20))
+    throw InputError("parallel.dp", "strategy.degree × parallel.dp = " + std::to_string(c.strategy.degree) + " × " +
+                                        std::to_string(c.parallel.dp) + " ranks, more than the 1048576 spsim simulates");
+}
+
 // Cross-field constraints; completes the strategy options with their defaults.
 void finalize(Config& c, const strategies::Registry& registry) {
   check_model(c.model);
+  check_sizes(c);
   const strategies::StrategyInfo& info = *registry.find(c.strategy.name);
   c.strategy.options = registry.complete_options(info, c.strategy.options, "strategy.options");
   if (info.check) {

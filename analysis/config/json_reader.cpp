@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <system_error>
 
 #include "runtime/core/error.hpp"
@@ -38,9 +39,33 @@ std::string describe_json(const Json& value) {
 
 namespace {
 
+constexpr std::size_t kMaxJsonDepth = 64;
+
 struct LineColumn {
   std::size_t line = 1, column = 1;
 };
+
+// The offset of the first bracket that opens level kMaxJsonDepth + 1 outside strings, if any: nlohmann
+// parses any depth, but dumping or destroying a value thousands of levels deep exhausts the stack.
+std::optional<std::size_t> nested_too_deep(const std::string& text) {
+  std::size_t depth = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
 
 // nlohmann's parse_error::byte is the 1-based index of the last byte read.
 LineColumn line_column(const std::string& text, std::size_t byte) {
@@ -76,12 +101,23 @@ namespace {
 // `text` parsed; malformed JSON is an InputError at `where` with its line and column (`what` names the
 // text in the message: "in 'file.json'" or empty).
 Json parse_located(const std::string& text, const std::string& where, const std::string& what) {
+  if (const auto deep = nested_too_deep(text)) {
+    const auto lc = line_column(text, *deep + 1);
+    throw InputError(where, "JSON" + what + " nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                " arrays or objects at line " + std::to_string(lc.line) + ", column " +
+                                std::to_string(lc.column) + "; a config is a few levels deep");
+  }
   try {
     return Json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     const auto lc = line_column(text, e.byte);
     throw InputError(where, "malformed JSON" + what + " at line " + std::to_string(lc.line) + ", column " +
                                 std::to_string(lc.column) + ": " + parse_error_detail(e.what()));
+  } catch (const nlohmann::json::exception& e) {  // out_of_range.406: a number too large for a double
+    const std::string text = e.what();  // "[json.exception.out_of_range.406] number overflow parsing '1e400'"
+    const auto close = text.find("] ");
+    throw InputError(where, "invalid JSON" + what + ": " + (close == std::string::npos ? text : text.substr(close + 2)) +
+                                " (numbers must fit a double, integers a 64-bit integer)");
   }
 }
 

@@ -254,11 +254,13 @@ std::vector<SweepPoint> expand_sweep(const Config& config, const strategies::Reg
   std::vector<SweepPoint> points;
   points.reserve(total);
   std::vector<std::size_t> index(axes.size(), 0);  // an odometer: the last axis turns fastest
+  Json base = config_document(config);
+  base.erase("sweep");  // once, not per point: the sweep's value lists can be long
   for (std::size_t n = 0; n < total; ++n) {
     SweepPoint p;
     for (std::size_t a = 0; a < axes.size(); ++a) p.values.push_back(axes[a].values[index[a]]);
     try {
-      p.config = parse_config(point_document(config_document(config), p.values), config.source, registry);
+      p.config = parse_config(point_document(base, p.values), config.source, registry);
     } catch (const InputError& e) {
       p.error = e.what();
     }

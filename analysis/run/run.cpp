@@ -90,7 +90,7 @@ class RankRun {
         info_(info),
         dev_(dev),
         comm_(comm),
-        step_(run_step(cfg)),
+        step_(run_step_config(cfg)),
         problem_(models::attention_problem(cfg.model, cfg.workload)) {
     positions_ = info.positions(comm.rank(), comm.size(), problem_.seq_len, cfg.strategy.options);
     if (layer())
@@ -145,13 +145,6 @@ class RankRun {
   [[nodiscard]] const models::AttnProblem& problem() const { return problem_; }
 
  private:
-  // A run is one SP group (run_config rejects dp > 1) doing forward and backward.
-  static strategies::StepConfig run_step(const Config& cfg) {
-    strategies::StepConfig s = step_config(cfg);
-    s.workload.passes = models::Passes::fwd_bwd;
-    return s;
-  }
-
   // The step's inputs are the loaded shards and weights (made once, reused by every iteration).
   [[nodiscard]] strategies::StepData data() {
     return {[this](strategies::StepInput which, const rt::Shape&, const std::vector<std::int64_t>&) {
@@ -252,6 +245,12 @@ CheckResult verify(const Config& cfg, RankRun& run, const std::vector<Array>& go
 
 }  // namespace
 
+strategies::StepConfig run_step_config(const Config& cfg) {
+  strategies::StepConfig s = step_config(cfg);
+  s.workload.passes = models::Passes::fwd_bwd;
+  return s;
+}
+
 rt::DType run_dtype(const Config& config) {
   return config.check.dtype_given ? config.check.dtype : rt::DType::f32;
 }
@@ -299,6 +298,9 @@ RunMeasurement run_strategy(const Config& cfg, rt::Device& dev, rt::Comm& comm, 
 
 Config run_config(const Config& config, int world_size, rt::DType dtype,
                   const std::optional<sim::ClusterConfig>& cluster) {
+  if (!config.sweep.empty())
+    throw InputError("sweep", "run executes one configuration; this config sweeps " +
+                                  std::to_string(config.sweep.size()) + " axes");
   if (config.workload.scope == models::Scope::model)
     throw InputError("workload.scope", "'model' is not supported by run; valid choices: attention, layer");
   if (config.parallel.dp != 1)

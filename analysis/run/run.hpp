@@ -32,6 +32,9 @@ struct RunOptions {
 [[nodiscard]] Config run_config(const Config& config, int world_size, rt::DType dtype,
                                 const std::optional<sim::ClusterConfig>& cluster);
 
+// The step a run executes: one SP group (run_config rejects dp > 1), forward and backward.
+[[nodiscard]] strategies::StepConfig run_step_config(const Config& config);
+
 // The dtype a run computes in: float32 unless the config's "check" section names a dtype.
 [[nodiscard]] rt::DType run_dtype(const Config& config);
 

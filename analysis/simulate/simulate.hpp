@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,15 @@ struct SimulateOptions {
   // When set, receives one bar per launched compute op (start to end) and per communication op (ready
   // to end) of every rank: the timeline `spsim gantt` draws.
   std::vector<GanttBar>* bars = nullptr;
+  // Host memory the simulation may use (--max-memory), else what the machine has free
+  // (rt::host_memory_limit): the traces may take half of it, the replay what they leave.
+  std::optional<double> max_memory;
+  // No Chrome trace at all (what a sweep point or a test wants).
+  [[nodiscard]] static SimulateOptions without_trace_file() {
+    SimulateOptions o;
+    o.use_config_trace_out = false;
+    return o;
+  }
 };
 
 // Traces config's strategy on strategy.degree ranks (strategies/step.hpp), replays the traces on the

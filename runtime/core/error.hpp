@@ -9,18 +9,27 @@ namespace spsim {
 
 // `where` names the JSON path ("strategy.options.grad_reduction"), argument ("--op") or file; the
 // message says the bad value and the valid choices. what() is "where: message" (or the message alone).
+// Both are kept to one printable line of bounded length whatever the input held: control characters
+// are escaped (\n, \x01) and an overlong text keeps its start and its end (where the valid choices are).
 class InputError : public std::runtime_error {
  public:
   InputError(std::string where, std::string message)
-      : std::runtime_error(where.empty() ? message : where + ": " + message),
-        where_(std::move(where)),
-        message_(std::move(message)) {}
+      : InputError(Clean{printable(std::move(where), 300), printable(std::move(message), 2000)}) {}
   [[nodiscard]] const std::string& where() const { return where_; }
   [[nodiscard]] const std::string& message() const { return message_; }
   // The same message at another place (e.g. a parser's relative path "nodes" reported as "--nodes").
   [[nodiscard]] InputError at(std::string where) const { return InputError(std::move(where), message_); }
 
  private:
+  struct Clean {
+    std::string where, message;
+  };
+  explicit InputError(Clean c)
+      : std::runtime_error(c.where.empty() ? c.message : c.where + ": " + c.message),
+        where_(std::move(c.where)),
+        message_(std::move(c.message)) {}
+  // `text` with control characters escaped and, past `limit` bytes, its middle replaced by " ... ".
+  static std::string printable(std::string text, std::size_t limit);
   std::string where_;
   std::string message_;
 };

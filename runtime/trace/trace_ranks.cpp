@@ -8,11 +8,32 @@
 
 namespace spsim::rt::trace {
 
-std::vector<RankTrace> trace_ranks(int world_size, DType dtype,
-                                   const std::function<void(Device&, Comm&)>& fn) {
+TraceBudgetExceeded::TraceBudgetExceeded(double bytes_, int ranks_done_, int world_size_, double budget_)
+    : std::runtime_error("trace budget exceeded"),
+      bytes(bytes_),
+      ranks_done(ranks_done_),
+      world_size(world_size_),
+      budget(budget_) {}
+
+double trace_bytes(const RankTrace& trace) {
+  double bytes = static_cast<double>(trace.records.capacity() * sizeof(Record));
+  for (const auto& r : trace.records)
+    if (const auto* op = std::get_if<ComputeOp>(&r)) {
+      bytes += static_cast<double>(op->shapes.capacity() * sizeof(Shape));
+      for (const auto& shape : op->shapes) bytes += static_cast<double>(shape.capacity() * sizeof(std::int64_t));
+    } else if (const auto* ph = std::get_if<PhaseBegin>(&r)) {
+      bytes += static_cast<double>(ph->name.capacity());
+    }
+  for (const auto& g : trace.groups) bytes += static_cast<double>(sizeof(Group) + g.members.capacity() * sizeof(int));
+  return bytes;
+}
+
+std::vector<RankTrace> trace_ranks(int world_size, DType dtype, const std::function<void(Device&, Comm&)>& fn,
+                                   double budget_bytes) {
   if (world_size < 1) throw RuntimeError("trace_ranks: world size " + std::to_string(world_size) + " < 1");
   std::vector<RankTrace> traces;
   traces.reserve(static_cast<std::size_t>(world_size));
+  double held = 0;
   for (int rank = 0; rank < world_size; ++rank) {
     Recorder recorder(rank, dtype);
     {
@@ -21,6 +42,8 @@ std::vector<RankTrace> trace_ranks(int world_size, DType dtype,
       fn(device, comm);
     }
     traces.push_back(recorder.take());
+    held += trace_bytes(traces.back());
+    if (held > budget_bytes) throw TraceBudgetExceeded(held, rank + 1, world_size, budget_bytes);
   }
   return traces;
 }

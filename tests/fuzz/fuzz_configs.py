@@ -17,13 +17,12 @@ What it does
   message starting with "spsim: error:". Each child runs with RLIMIT_AS = --max-memory-gb (default 4) and
   no core dumps. Failures are grouped by signature and category:
     crash                  signal, exit 3 or a crash pattern on stderr
-    resource               killed / std::bad_alloc / timeout outside the known case below
+    resource               killed / std::bad_alloc / timeout
     message                exit 2 without an "spsim: error:" line (e.g. CLI11's own parse errors)
     slow-sweep             `compare` past the timeout on a sweep of more than 1000 points
-    KNOWN check-big-shape  `check` killed / std::bad_alloc / std::terminate / timeout when the estimated
-                           check memory is >= --big-fraction of the cap (the other engineer's fix makes
-                           check estimate memory first and exit 2); once --known-limit of them were seen,
-                           further check cases whose estimate exceeds the cap are skipped (counted)
+  `check` does real math: a case it would compute on for minutes (more than --max-check-flops, and small
+  enough in memory that spsim rightly runs it) is skipped and counted; big-memory checks are run, and
+  spsim must refuse them at once with its memory estimate.
   Invalid JSON from a `--json` command is reported as a warning (a failure with --strict-output). A case
   still running when the budget (+ --grace) ends is stopped and counted as unfinished, not as a failure.
 
@@ -255,7 +254,9 @@ VALID_FIELDS = {
     ("workload", "passes"): ["fwd", "fwd+bwd"],
     ("workload", "recompute"): [True, False],
     ("cluster", "preset"): CLUSTER_PRESETS,
-    ("cluster", "nodes"): [1, 2, 3, 4, 8, 16, 128, 1000, 1000000],
+    # Valid node counts stay small (a valid 10^4-node cluster is a benchmark, not a fuzz case); the
+    # large ones are past spsim's limit (65536) and must be refused at once.
+    ("cluster", "nodes"): [1, 2, 3, 4, 8, 16, 65537, 1000000],
     ("cluster", "gpu"): GPUS,
     ("cluster", "gpus_per_node"): [1, 2, 3, 4, 8, 16, 72],
     ("strategy", "name"): STRATEGIES,
@@ -819,6 +820,10 @@ JOBS_VALUES = ["0", "-1", "1", "2", "3", "64", "1000", "100000", "2147483648", "
                "1e3", "nan", "2.5", " 2", "0x2"]
 BASELINE_VALUES = ["0", "1", "2", "-1", "3", "1000", "4294967296", "4294967297", "18446744073709551616", "abc",
                    "", "1.5", "nan", "+1"]
+# --nodes values: invalid ones, and valid ones small enough to simulate quickly.
+NODES_ODD = ["-1", "0", "-0", "1e400", "nan", "", "abc", "1.5", "0x10", "18446744073709551616", "9223372036854775807",
+             "2147483648", "65537", "1000000", "1e9", "2", "3", "16", "\x01", "1 "]
+
 COLLECTIVE_ODD = ["-1", "0", "-0", "1e400", "nan", "NaN", "inf", "-inf", "", "abc", "1.5", "0x10",
                   "18446744073709551616", "9223372036854775807", "9223372036854775808", "2147483648", "4294967296",
                   "1e18", "1e308", "1e-300", " 1", "1 ", "1K1", "1KB", "1T", "1P", "-1G", "0.5", "1000000",
@@ -868,7 +873,7 @@ def gen_collective(rng, idx, lib):
                         "--protocol", "--network"])
         r = rng.random()
         if r < 0.6:
-            v = rng.choice(COLLECTIVE_ODD)
+            v = rng.choice(NODES_ODD if k == "--nodes" else COLLECTIVE_ODD)
         elif r < 0.8:
             v = rng.choice(WRONG_NAMES + ALGOS + OPS + CLUSTER_PRESETS + ["simple", "ll", "ll128", "flow"])
         elif k == "--cluster":
@@ -889,7 +894,7 @@ def gen_collective(rng, idx, lib):
         desc.append(f"drop {drop}")
     elif r < 0.14:
         k = rng.choice(list(opts))
-        argv += [k, rng.choice(COLLECTIVE_ODD)]
+        argv += [k, rng.choice(NODES_ODD if k == "--nodes" else COLLECTIVE_ODD)]
         desc.append(f"repeat {k}")
     elif r < 0.18:
         argv += [rng.choice(["--bogus", "-x", "--", "--json=1", "--nodes"])]
@@ -1013,6 +1018,30 @@ def estimate_check_bytes(cfg, lib):
                 if e is not None and (best is None or e > best):
                     best = e
     return best
+
+
+def estimate_check_flops(cfg, lib):
+    """Rough FLOPs of `spsim check` on this config (reference and strategy, forward and backward)."""
+    if not isinstance(cfg, dict):
+        return None
+    model, wl = cfg.get("model"), cfg.get("workload")
+    if not isinstance(model, dict) or not isinstance(wl, dict):
+        return None
+    fields = {}
+    preset = model.get("preset")
+    if isinstance(preset, str) and preset in lib.models:
+        fields.update(lib.models[preset])
+    fields.update(model)
+    hidden, heads = _int(fields.get("hidden")), _int(fields.get("heads"))
+    seq, batch = _int(wl.get("seq_len")), _int(wl.get("batch", 1))
+    if hidden is None or heads is None or seq is None or batch is None:
+        return None
+    hidden, heads, seq, batch = max(hidden, 1), max(heads, 1), max(seq, 1), max(batch, 1)
+    head_dim = _int(fields.get("head_dim")) or max(hidden // heads, 1)
+    ffn = _int(fields.get("ffn_hidden")) or 4 * hidden
+    attention = 24 * batch * heads * seq * seq * head_dim
+    layer = 0 if wl.get("scope", "attention") == "attention" else 12 * batch * seq * hidden * (4 * hidden + 2 * ffn)
+    return min(attention + layer, 1 << 100)
 
 
 def _estimate_one(cfg, lib):
@@ -1166,9 +1195,6 @@ def classify(case_command, res: Result, est, mem_bytes, big_fraction, json_out, 
     if case_command.startswith("compare") and res.timed_out and points > 1000:
         category = "slow-sweep"
         signature = f"slow-sweep | compare | timeout with more than 1000 sweep points"
-    elif case_command.startswith("check") and resourceish and big:
-        category = "KNOWN check-big-shape"
-        signature = f"{category} | check | {'timeout' if res.timed_out else kind}"
     elif resourceish:
         category = "resource"
         signature = f"resource | {case_command.split()[0]} | {kind} | {normalize(line)}"
@@ -1302,11 +1328,14 @@ def handle_result(case, res, args, lib, stats: Stats, out_dir: Path):
 
 
 def should_skip(case, args, lib, stats):
+    """`check` does real math: a config whose check would run for minutes (and fits in memory, so spsim
+    rightly runs it) is not a fuzz case. Big-memory checks are run: spsim must refuse them at once."""
     if args.no_skip_known or not case.command.startswith("check") or case.byte_mutated:
         return False
-    est = estimate_check_bytes(parsed_config(case), lib)
-    with stats.lock:
-        return est is not None and est >= args.max_memory_gb * GiB and stats.known >= args.known_limit
+    cfg = parsed_config(case)
+    flops = estimate_check_flops(cfg, lib)
+    est = estimate_check_bytes(cfg, lib)
+    return flops is not None and flops > args.max_check_flops and (est is None or est < 2 * args.max_memory_gb * GiB)
 
 
 def fuzz(args, lib):
@@ -1329,7 +1358,7 @@ def fuzz(args, lib):
                     with stats.lock:
                         print(f"[{now - t0:7.1f}s] cases {stats.cases}  failures "
                               f"{sum(r['count'] for r in stats.failures.values())} "
-                              f"(known check-big-shape {stats.known}, distinct {len(stats.failures)})  "
+                              f"(distinct {len(stats.failures)})  "
                               f"skipped {stats.skipped}", flush=True)
                 budget_left = now - t0 < args.seconds and (args.max_cases == 0 or idx < args.max_cases)
                 while budget_left and len(pending) < args.jobs:
@@ -1365,7 +1394,7 @@ def fuzz(args, lib):
 def report(stats: Stats, elapsed, out_dir: Path, args):
     n_fail = sum(r["count"] for r in stats.failures.values())
     print(f"\n=== summary: {stats.cases} cases in {elapsed:.1f} s (child time {stats.case_seconds:.1f} s), "
-          f"{stats.skipped} skipped (known check-big-shape past --known-limit), "
+          f"{stats.skipped} skipped (check cases past --max-check-flops), "
           f"{stats.unfinished} unfinished (stopped at the end of the budget)")
     print("cases per command:")
     for c, n in sorted(stats.per_command.items()):
@@ -1473,6 +1502,8 @@ def main():
     ap.add_argument("--replay", metavar="DIR", help="re-run saved cases / crashers under DIR instead of fuzzing")
     ap.add_argument("--max-cases", type=int, default=0, help="stop after this many generated cases (0: no limit)")
     ap.add_argument("--max-saved-per-signature", type=int, default=20)
+    ap.add_argument("--max-check-flops", type=float, default=4e10,
+                    help="skip check cases estimated to compute more than this (real math; default 4e10)")
     ap.add_argument("--known-limit", type=int, default=3,
                     help="after this many known check-big-shape failures, skip check cases whose estimated "
                          "memory exceeds the cap (default 3)")

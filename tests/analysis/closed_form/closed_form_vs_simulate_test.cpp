@@ -60,7 +60,7 @@ TEST_CASE("closed form vs simulator: within 2% for every RSA variant on unconten
       CAPTURE(c.seq);
       CAPTURE(c.cluster);
       CAPTURE(v);
-      const SimSummary sim = simulate(cfg, {{}, false});
+      const SimSummary sim = simulate(cfg, spsim::analysis::SimulateOptions::without_trace_file());
       const auto closed = closed_form(cfg);
       REQUIRE(closed);
       CHECK(std::abs(sim.step_time_s / closed->step_s - 1) < 0.02);
@@ -75,16 +75,16 @@ TEST_CASE("memory model vs simulator: the hand-derived RSA peaks are the traced 
   // and 14592 bytes (ring) for B = 1, H = 2, d = 32, s = 64, P = 8, bf16; the simulator tracks the trace's
   // allocations and frees.
   const Json model = {{"hidden", 64}, {"heads", 2}, {"head_dim", 32}};
-  CHECK(simulate(config(model, 64, 8, "allreduce_slice"), {{}, false}).peak_memory_bytes == 28672);
-  CHECK(simulate(config(model, 64, 8, "reduce_scatter"), {{}, false}).peak_memory_bytes == 28672);
-  CHECK(simulate(config(model, 64, 8, "ring"), {{}, false}).peak_memory_bytes == 14592);
+  CHECK(simulate(config(model, 64, 8, "allreduce_slice"), spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes == 28672);
+  CHECK(simulate(config(model, 64, 8, "reduce_scatter"), spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes == 28672);
+  CHECK(simulate(config(model, 64, 8, "ring"), spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes == 14592);
   // And on real shapes the model is the traced peak for every variant and P.
   for (const auto& v : variants)
     for (int p : {2, 8}) {
       CAPTURE(v);
       CAPTURE(p);
       const Config c = config({{"preset", "llama2-7b"}}, 8192, p, v);
-      CHECK(memory_model(c)->peak_bytes == static_cast<double>(simulate(c, {{}, false}).peak_memory_bytes));
+      CHECK(memory_model(c)->peak_bytes == static_cast<double>(simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
     }
 }
 
@@ -100,7 +100,7 @@ TEST_CASE("a Hugging Face config.json gives the same simulated result as the equ
     Config preset = config({{"preset", "llama2-7b"}}, 8192, 8, "ring");
     hf.workload.scope = preset.workload.scope =
         std::string(scope) == "layer" ? spsim::models::Scope::layer : spsim::models::Scope::attention;
-    const SimSummary a = simulate(hf, {{}, false}), b = simulate(preset, {{}, false});
+    const SimSummary a = simulate(hf, spsim::analysis::SimulateOptions::without_trace_file()), b = simulate(preset, spsim::analysis::SimulateOptions::without_trace_file());
     CHECK(a.step_time_s == b.step_time_s);
     CHECK(a.peak_memory_bytes == b.peak_memory_bytes);
     CHECK(a.bytes_sent_max == b.bytes_sent_max);
@@ -119,7 +119,7 @@ TEST_CASE("compare with the real simulator: identical JSON for any --jobs") {
                 {"cluster.nodes", {1, 2}}}}};
   const Config c = parse_config(doc, "");
   CompareOptions o;
-  o.simulate = [](const Config& p) { return simulate(p, {{}, false}); };
+  o.simulate = [](const Config& p) { return simulate(p, spsim::analysis::SimulateOptions::without_trace_file()); };
   o.jobs = 1;
   const std::string one = compare_json(run_compare(c, o));
   o.jobs = 3;

@@ -74,7 +74,7 @@ TEST_CASE("closed form vs simulator: Ulysses, Ring Attention, all-gather-KV with
           CAPTURE(passes);
           CAPTURE(v.strategy);
           CAPTURE(v.options.dump());
-          const SimSummary sim = simulate(cfg, {{}, false});
+          const SimSummary sim = simulate(cfg, spsim::analysis::SimulateOptions::without_trace_file());
           const auto closed = closed_form(cfg);
           REQUIRE(closed);
           const double ratio = sim.step_time_s / closed->step_s;
@@ -95,7 +95,7 @@ TEST_CASE("closed form vs simulator: Ulysses with replicated kv heads (kv_heads 
       const Config cfg = config(gqa4, 16384, 8, v, causal, "fwd+bwd");
       CAPTURE(v.options.dump());
       CAPTURE(causal);
-      const SimSummary sim = simulate(cfg, {{}, false});
+      const SimSummary sim = simulate(cfg, spsim::analysis::SimulateOptions::without_trace_file());
       const auto closed = closed_form(cfg);
       REQUIRE(closed);
       CHECK(std::abs(sim.step_time_s / closed->step_s - 1) < 0.02);
@@ -116,7 +116,7 @@ TEST_CASE("closed form vs simulator: batch 2, every collective's chunks strided 
       CAPTURE(v.strategy);
       CAPTURE(v.options.dump());
       CAPTURE(passes);
-      const SimSummary sim = simulate(cfg, {{}, false});
+      const SimSummary sim = simulate(cfg, spsim::analysis::SimulateOptions::without_trace_file());
       const auto closed = closed_form(cfg);
       REQUIRE(closed);
       CHECK(sim.step_time_s == doctest::Approx(closed->step_s).epsilon(1e-6));
@@ -135,7 +135,7 @@ void expect_traced_peak(const Config& c, const Variant& v, const std::string& pa
   CAPTURE(v.options.dump());
   const auto m = memory_model(c);
   REQUIRE(m);
-  CHECK(m->peak_bytes == static_cast<double>(simulate(c, {{}, false}).peak_memory_bytes));
+  CHECK(m->peak_bytes == static_cast<double>(simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
 }
 
 }  // namespace
@@ -149,7 +149,7 @@ TEST_CASE("closed form and memory model vs simulator: one rank has one chunk, no
     const Config c = config({{"preset", "bert-large"}}, 4096, 1, v, false, "fwd+bwd", "dgx-a100", 2);
     CAPTURE(v.strategy);
     CAPTURE(v.options.dump());
-    const SimSummary sim = simulate(c, {{}, false});
+    const SimSummary sim = simulate(c, spsim::analysis::SimulateOptions::without_trace_file());
     const auto closed = closed_form(c);
     REQUIRE(closed);
     CHECK(sim.step_time_s == doctest::Approx(closed->step_s).epsilon(1e-6));
@@ -169,7 +169,7 @@ TEST_CASE("memory model vs simulator: every strategy and option is the traced pe
   for (const auto& v : {replicate_separate, replicate_fused}) {
     const Config c = config(gqa4, 4096, 8, v, false, "fwd+bwd");
     CAPTURE(v.options.dump());
-    CHECK(memory_model(c)->peak_bytes == static_cast<double>(simulate(c, {{}, false}).peak_memory_bytes));
+    CHECK(memory_model(c)->peak_bytes == static_cast<double>(simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
   }
 }
 
@@ -212,7 +212,7 @@ TEST_CASE("memory model: the peaks of a small shape by hand") {
     const Config c = config(model, 64, 4, v, false, "fwd+bwd");
     const auto m = memory_model(c);
     REQUIRE(m);
-    CHECK(m->peak_bytes == static_cast<double>(simulate(c, {{}, false}).peak_memory_bytes));
+    CHECK(m->peak_bytes == static_cast<double>(simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
     return m->peak_bytes;
   };
   CHECK(peak(variants[0]) == 26752);

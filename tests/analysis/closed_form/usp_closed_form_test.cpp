@@ -39,7 +39,7 @@ const Json gqa4 = {{"hidden", 4096}, {"heads", 32}, {"kv_heads", 4}};  // kv_hea
 // Simulates `cfg`, checks the closed form's step time within 2% (and, where every collective runs as a
 // ring or pairwise exchange, its bytes exactly), and raises `worst` to |sim/closed − 1|.
 void expect_agrees(const Config& cfg, bool exact_bytes, double& worst) {
-  const SimSummary sim = simulate(cfg, {{}, false});
+  const SimSummary sim = simulate(cfg, spsim::analysis::SimulateOptions::without_trace_file());
   const auto closed = closed_form(cfg);
   REQUIRE(closed);
   const double ratio = sim.step_time_s / closed->step_s;
@@ -141,7 +141,7 @@ TEST_CASE("memory model vs simulator: USP is the traced peak") {
           CAPTURE(fusion);
           const auto m = memory_model(c);
           REQUIRE(m);
-          CHECK(m->peak_bytes == static_cast<double>(simulate(c, {{}, false}).peak_memory_bytes));
+          CHECK(m->peak_bytes == static_cast<double>(simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
         }
 }
 
@@ -160,7 +160,7 @@ TEST_CASE("memory model: USP peaks by hand, and u = P is Ulysses'") {
     const Config c = config(small, 64, 4, "usp", usp(u, 4), false, "fwd+bwd");
     const auto m = memory_model(c);
     REQUIRE(m);
-    CHECK(m->peak_bytes == static_cast<double>(simulate(c, {{}, false}).peak_memory_bytes));
+    CHECK(m->peak_bytes == static_cast<double>(simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
     return m->peak_bytes;
   };
   CHECK(peak(2) == 39040);

@@ -119,12 +119,12 @@ TEST_CASE(
 TEST_CASE("model scope, SP x DP: all-reduce bytes per rank in closed form, and the world must fit") {
   // Ring all-reduce: each rank sends 2(W−1)/W of every bucket, W = 8 ranks, buckets summing to all
   // weight gradients (2 layers × kLayerParams × 2 bytes).
-  const auto s = analysis::simulate(model_config("ulysses", 4, 2), {{}, false});
+  const auto s = analysis::simulate(model_config("ulysses", 4, 2), spsim::analysis::SimulateOptions::without_trace_file());
   CHECK(s.bytes_sent_by_kind.at("all_reduce") ==
         doctest::Approx(2.0 * 7 / 8 * 2 * kLayerParams * 2).epsilon(1e-12));
   CHECK(s.gpus == 8);
   try {
-    (void)analysis::simulate(model_config("ulysses", 4, 4), {{}, false});  // 16 ranks on 8 GPUs
+    (void)analysis::simulate(model_config("ulysses", 4, 4), spsim::analysis::SimulateOptions::without_trace_file());  // 16 ranks on 8 GPUs
     FAIL("expected an InputError");
   } catch (const InputError& e) {
     CHECK(e.where() == "parallel.dp");
@@ -139,8 +139,8 @@ TEST_CASE("model scope: DDP buckets overlap the reduction with backward, one buc
   // start while backward still has layers to go. The bytes are the same.
   const Json model = {{"hidden", 2048},     {"heads", 16}, {"head_dim", 128},
                       {"ffn_hidden", 8192}, {"layers", 3}, {"vocab", 1000}};
-  const auto overlapped = analysis::simulate(model_config("ring", 8, 1, 25, model, 8192), {{}, false});
-  const auto at_end = analysis::simulate(model_config("ring", 8, 1, 1e6, model, 8192), {{}, false});
+  const auto overlapped = analysis::simulate(model_config("ring", 8, 1, 25, model, 8192), spsim::analysis::SimulateOptions::without_trace_file());
+  const auto at_end = analysis::simulate(model_config("ring", 8, 1, 1e6, model, 8192), spsim::analysis::SimulateOptions::without_trace_file());
   CHECK(overlapped.bytes_sent_by_kind.at("all_reduce") ==
         doctest::Approx(at_end.bytes_sent_by_kind.at("all_reduce")).epsilon(1e-12));
   CHECK(overlapped.exposed_comm_s < at_end.exposed_comm_s);
@@ -163,7 +163,7 @@ TEST_CASE("model scope: the traced step holds the model state, 16 bytes per para
                 {"cluster", {{"preset", "dgx-a100"}, {"nodes", 1}}},
                 {"strategy", {{"name", "rsa"}, {"degree", 4}, {"options", {{"grad_reduction", "ring"}}}}}};
     return static_cast<double>(
-        analysis::simulate(analysis::parse_config(doc, ""), {{}, false}).peak_memory_bytes);
+        analysis::simulate(analysis::parse_config(doc, ""), spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes);
   };
   CHECK(peak(2, 2000) - peak(2, 1000) == 16 * 1000 * 256);
   CHECK(peak(3, 1000) - peak(2, 1000) >= 16 * kLayerParams);

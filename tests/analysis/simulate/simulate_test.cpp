@@ -22,7 +22,7 @@ analysis::Config rsa(const std::string& variant) {
 }
 
 analysis::SimSummary simulated(const analysis::Config& c) {
-  return analysis::simulate(c, {{}, false});
+  return analysis::simulate(c, spsim::analysis::SimulateOptions::without_trace_file());
 }
 
 }  // namespace
@@ -121,7 +121,9 @@ TEST_CASE("summary invariants: idle = step - compute - exposed; the forward prec
 TEST_CASE("the Chrome trace is valid JSON with one process per rank and one thread per stream") {
   const auto dir = spsim_test::temp_dir("replay-chrome");
   const auto path = dir / "trace.json";
-  (void)analysis::simulate(rsa("ring"), {path, false});
+  auto options = analysis::SimulateOptions::without_trace_file();
+  options.chrome_trace = path;
+  (void)analysis::simulate(rsa("ring"), options);
   std::ifstream in(path);
   const auto j = nlohmann::json::parse(in);
   REQUIRE(j.contains("traceEvents"));

@@ -1,0 +1,40 @@
+// How much host memory this process may still allocate, for the commands that estimate what they need
+// before they allocate it (check, run, simulate, compare).
+#pragma once
+
+#include <new>
+#include <optional>
+#include <string>
+
+#include "runtime/core/error.hpp"
+
+namespace spsim::rt {
+
+struct MemoryLimit {
+  double bytes = 0;
+  std::string source;  // what set it: "--max-memory", "MemAvailable", "RLIMIT_AS", "cgroup memory.max"
+};
+
+// The smallest of: the kernel's estimate of memory available without swapping (MemAvailable in
+// /proc/meminfo), the address-space limit (RLIMIT_AS) less what the process maps already, and the
+// cgroup v2 limit (memory.max less memory.current). `requested` (--max-memory) replaces them all.
+// Where none can be read, +infinity.
+[[nodiscard]] MemoryLimit host_memory_limit(std::optional<double> requested = std::nullopt);
+
+// Runs `f`; an allocation failure inside it becomes an InputError at "memory" naming `stage` (what
+// ran out: "tracing the step", "the float64 reference", ...), never an internal error.
+template <class F>
+decltype(auto) in_stage(const std::string& stage, F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    throw InputError("memory", "out of memory while " + stage +
+                                   ": these shapes need more memory than this process can get "
+                                   "(`spsim simulate` predicts large shapes without data; --max-memory sets the limit)");
+  }
+}
+
+// "16G", "512M", "64K", "2.5G", "1000000000" (binary multiples) in bytes; nullopt for anything else.
+[[nodiscard]] std::optional<double> parse_memory_size(const std::string& text);
+
+}  // namespace spsim::rt
