@@ -1022,29 +1022,18 @@ def estimate_check_bytes(cfg, lib):
 
 def estimate_check_flops(cfg, lib):
     """Rough FLOPs of `spsim check` on this config (reference and strategy, forward and backward)."""
-    if not isinstance(cfg, dict):
+    dims = _dims(cfg, lib) if isinstance(cfg, dict) else None
+    if dims is None:
         return None
-    model, wl = cfg.get("model"), cfg.get("workload")
-    if not isinstance(model, dict) or not isinstance(wl, dict):
-        return None
-    fields = {}
-    preset = model.get("preset")
-    if isinstance(preset, str) and preset in lib.models:
-        fields.update(lib.models[preset])
-    fields.update(model)
-    hidden, heads = _int(fields.get("hidden")), _int(fields.get("heads"))
-    seq, batch = _int(wl.get("seq_len")), _int(wl.get("batch", 1))
-    if hidden is None or heads is None or seq is None or batch is None:
-        return None
-    hidden, heads, seq, batch = max(hidden, 1), max(heads, 1), max(seq, 1), max(batch, 1)
-    head_dim = _int(fields.get("head_dim")) or max(hidden // heads, 1)
-    ffn = _int(fields.get("ffn_hidden")) or 4 * hidden
+    hidden, heads, seq, batch, head_dim, ffn, wl = dims
     attention = 24 * batch * heads * seq * seq * head_dim
     layer = 0 if wl.get("scope", "attention") == "attention" else 12 * batch * seq * hidden * (4 * hidden + 2 * ffn)
     return min(attention + layer, 1 << 100)
 
 
-def _estimate_one(cfg, lib):
+def _dims(cfg, lib):
+    """(hidden, heads, seq_len, batch, head_dim, ffn_hidden, workload) of a config, presets applied; None
+    when the config does not say."""
     model = cfg.get("model")
     wl = cfg.get("workload")
     if not isinstance(model, dict) or not isinstance(wl, dict):
@@ -1061,6 +1050,14 @@ def _estimate_one(cfg, lib):
     hidden, heads, seq, batch = max(hidden, 1), max(heads, 1), max(seq, 1), max(batch, 1)
     head_dim = _int(fields.get("head_dim")) or max(hidden // heads, 1)
     ffn = _int(fields.get("ffn_hidden")) or 4 * hidden
+    return hidden, heads, seq, batch, head_dim, ffn, wl
+
+
+def _estimate_one(cfg, lib):
+    dims = _dims(cfg, lib)
+    if dims is None:
+        return None
+    hidden, heads, seq, batch, head_dim, ffn, _ = dims
     strat = cfg.get("strategy") if isinstance(cfg.get("strategy"), dict) else {}
     p = max(_int(strat.get("degree", 1)) or 1, 1)
     scores = batch * heads * seq * seq * 8 * 3          # reference scores, probabilities, their gradient
