@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "analysis/config/cluster.hpp"
+#include "analysis/config/schema.hpp"
 #include "analysis/report/json.hpp"
 #include "cli/commands.hpp"
 #include "runtime/core/error.hpp"
@@ -34,9 +35,15 @@ Action add_collective(CLI::App& app) {
   sub->add_option("--min-bytes", a->sweep.min_bytes, "smallest size, bytes (K/M/G suffixes)")->required();
   sub->add_option("--max-bytes", a->sweep.max_bytes, "largest size, bytes (K/M/G suffixes)")->required();
   sub->add_option("--step-factor", a->sweep.step_factor, "multiply the size by this each row (default 2)");
-  sub->add_option("--algo", a->sweep.algo, "algorithm name or auto (default auto: the simulator's tuner)");
+  std::string algos;
+  for (auto kind : rt::collective_ops())
+    algos += "\n  " + std::string(rt::comm_kind_name(kind)) + ": " +
+             join_names(analysis::schema::algorithm_choices(kind));
+  sub->add_option("--algo", a->sweep.algo,
+                  "algorithm (default auto: the simulator's tuner); by --op:" + algos);
   sub->add_option("--protocol", a->sweep.protocol, "protocol: " + sim::protocol_choices());
-  sub->add_option("--network", a->sweep.network, "network model: flow (default) or analytical");
+  sub->add_option("--network", a->sweep.network,
+                  "network model: " + join_names(analysis::schema::networks()) + " (default flow)");
   sub->add_flag("--json", a->json, "machine-readable output (schema_version 1)");
   return [a, nodes]() -> int {
     if (nodes->count() > 0) a->sweep.nodes = a->nodes;

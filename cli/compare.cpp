@@ -9,8 +9,8 @@
 #include <optional>
 
 #include "analysis/report/json.hpp"
-#include "cli/options.hpp"
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/host_memory.hpp"
 
@@ -73,10 +73,16 @@ Action add_compare(CLI::App& app) {
     analysis::CompareOptions options;
     options.jobs = args->jobs;
     if (args->baseline > 0) options.baseline = args->baseline - 1;
-    // Points run in parallel: each may take 1/jobs of the memory limit.
+    // Points run in parallel: each may take 1/jobs of the memory limit (one that needs more fails the
+    // comparison as a whole: its verdict would depend on the host).
     auto point_options = analysis::SimulateOptions::without_trace_file();
-    point_options.max_memory = rt::host_memory_limit(max_memory(args->max_memory)).bytes / args->jobs;
-    options.simulate = [point_options](const analysis::Config& c) { return analysis::simulate(c, point_options); };
+    const rt::MemoryLimit limit = rt::host_memory_limit(max_memory(args->max_memory));
+    point_options.memory_limit = rt::MemoryLimit{
+        limit.bytes / args->jobs,
+        args->jobs == 1 ? limit.source : limit.source + ", shared by --jobs " + std::to_string(args->jobs)};
+    options.simulate = [point_options](const analysis::Config& c) {
+      return analysis::simulate(c, point_options);
+    };
     if (isatty(STDERR_FILENO) == 1) options.progress = draw_progress;
     const auto result = analysis::run_compare(config, options);
     const auto table = analysis::compare_table(result);

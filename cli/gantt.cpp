@@ -3,8 +3,9 @@
 
 #include "analysis/report/plot.hpp"
 #include "analysis/simulate/simulate.hpp"
-#include "cli/options.hpp"
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "runtime/host_memory.hpp"
 
 namespace spsim::cli {
 
@@ -35,7 +36,7 @@ Action add_gantt(CLI::App& app) {
     analysis::SimulateOptions options;
     options.use_config_trace_out = false;
     options.bars = &bars;
-    options.max_memory = max_memory(args->max_memory);
+    options.memory_limit = rt::host_memory_limit(max_memory(args->max_memory));
     const auto summary = analysis::simulate(config, options);
     analysis::write_gantt(bars,
                           config.name + ": one step (" + std::to_string(config.strategy.degree) + " ranks)",

@@ -4,12 +4,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 
+#include "analysis/check/memory_estimate.hpp"
 #include "analysis/report/json.hpp"
 #include "analysis/run/backend.hpp"
-#include "analysis/check/memory_estimate.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "runtime/core/error.hpp"
@@ -45,6 +46,16 @@ struct Prepared {
   analysis::RunOptions options;
 };
 
+// The processes of the job on this node: the launcher's local size (Open MPI, MPICH/Hydra), else all.
+int local_processes(int world_size) {
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+    if (const char* v = std::getenv(var)) {
+      const int n = std::atoi(v);
+      if (n >= 1 && n <= world_size) return n;
+    }
+  return world_size;
+}
+
 Prepared prepare(const RunArgs& a, int world_size) {
   if (a.iters < 1) throw InputError("--iters", "must be >= 1, got " + std::to_string(a.iters));
   if (a.warmup < 0) throw InputError("--warmup", "must be >= 0, got " + std::to_string(a.warmup));
@@ -58,12 +69,15 @@ Prepared prepare(const RunArgs& a, int world_size) {
   const rt::DType dtype = analysis::run_dtype(loaded);
   p.config = analysis::run_config(loaded, world_size, dtype, cluster);
   p.options = {a.iters, a.warmup, a.verify, a.sync};
-  // On CPUs every process's tensors are host memory; all processes are counted as if on this machine.
-  if (p.backend.device == "cpu") {
-    const rt::MemoryLimit limit = rt::host_memory_limit(max_memory(a.max_memory));
-    analysis::require_host_memory(analysis::run_memory_estimate(p.config, world_size, dtype, a.verify, limit), limit,
-                                  p.config, "run");
-  }
+  // The host memory of this node's processes: their inputs and (on CPUs) their tensors.
+  const rt::MemoryLimit limit = rt::host_memory_limit(max_memory(a.max_memory));
+  analysis::require_host_memory(rt::in_stage("estimating the memory",
+                                             [&] {
+                                               return analysis::run_memory_estimate(
+                                                   p.config, world_size, local_processes(world_size), dtype,
+                                                   a.verify, p.backend.device == "cpu", limit);
+                                             }),
+                                limit, p.config, "run");
   p.device = analysis::make_run_device(p.backend, dtype);
   return p;
 }
@@ -90,6 +104,8 @@ int run_command(const RunArgs& a) {
     const bool failed = analysis::any_rank(*world, m.verify && !m.verify->pass());
     if (watchdog) watchdog->cancel();
     return failed ? 1 : 0;
+  } catch (const InputError& e) {  // out of memory while running (rt::in_stage)
+    rt::abort_all(std::string("run failed: ") + e.what(), 2);
   } catch (const std::exception& e) {
     rt::abort_all(std::string("run failed: ") + e.what(), 3);
   }

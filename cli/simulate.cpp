@@ -4,8 +4,9 @@
 #include <iostream>
 
 #include "analysis/report/json.hpp"
-#include "cli/options.hpp"
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "runtime/host_memory.hpp"
 
 namespace spsim::cli {
 
@@ -44,7 +45,7 @@ Action add_simulate(CLI::App& app) {
     const auto config = analysis::load_config(args->config, {args->cluster});
     analysis::SimulateOptions options;
     options.chrome_trace = args->trace;
-    options.max_memory = max_memory(args->max_memory);
+    options.memory_limit = rt::host_memory_limit(max_memory(args->max_memory));
     const auto summary = analysis::simulate(config, options);
     if (args->json)
       std::cout << analysis::simulation_json(config, summary);

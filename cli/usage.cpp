@@ -26,7 +26,8 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 std::vector<std::string> subcommand_names(const CLI::App& app) {
   std::vector<std::string> names;
-  for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -39,18 +40,20 @@ std::vector<std::string> option_names(const CLI::App& sub) {
   return names;
 }
 
-bool known_option(const CLI::App& sub, const std::string& token) {
+// The option `token` names ("--jobs", "--jobs=2", "-h"), or nullptr.
+const CLI::Option* option_of(const CLI::App& sub, const std::string& token) {
   const std::string name = token.substr(0, token.find('='));
   for (const auto* opt : sub.get_options()) {
     for (const auto& l : opt->get_lnames())
-      if (name == "--" + l) return true;
+      if (name == "--" + l) return opt;
     for (const auto& s : opt->get_snames())
-      if (name == "-" + s) return true;
+      if (name == "-" + s) return opt;
   }
-  return false;
+  return nullptr;
 }
 
-std::string with_suggestion(std::string message, const std::string& typed, const std::vector<std::string>& choices) {
+std::string with_suggestion(std::string message, const std::string& typed,
+                            const std::vector<std::string>& choices) {
   const std::string near = nearest(typed, choices);
   return near.empty() ? message : message + " (did you mean '" + near + "'?)";
 }
@@ -68,7 +71,8 @@ std::string nearest(const std::string& typed, const std::vector<std::string>& ch
   return best_d >= 1 && best_d <= std::max<std::size_t>(1, longer / 3) ? best : "";
 }
 
-std::string usage_message(const CLI::App& app, const std::vector<std::string>& args, const CLI::ParseError& error) {
+std::string usage_message(const CLI::App& app, const std::vector<std::string>& args,
+                          const CLI::ParseError& error) {
   const auto subs = subcommand_names(app);
   const CLI::App* sub = nullptr;
   std::size_t sub_at = 0;
@@ -88,12 +92,21 @@ std::string usage_message(const CLI::App& app, const std::vector<std::string>& a
     return "a subcommand is required; valid subcommands: " + join_names(subs) + " (spsim --help)";
   }
   const std::string name = sub->get_name();
-  for (std::size_t i = sub_at + 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a.size() > 1 && a[0] == '-' && a != "--" && !known_option(*sub, a)) {
+  // Unexpected arguments: name the first one that is not an option of the subcommand (skipping the
+  // values of the options before it, and everything after "--").
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
+    for (std::size_t i = sub_at + 1; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      if (a == "--") break;
+      if (a.size() < 2 || a[0] != '-') continue;
+      if (const CLI::Option* opt = option_of(*sub, a)) {
+        if (a.find('=') == std::string::npos && opt->get_items_expected_max() > 0) ++i;  // its value
+        continue;
+      }
       const std::string typed = a.substr(0, a.find('='));
-      return with_suggestion(name + ": unknown option '" + typed + "'; valid options: " + join_names(option_names(*sub)),
-                             typed, option_names(*sub));
+      return with_suggestion(
+          name + ": unknown option '" + typed + "'; valid options: " + join_names(option_names(*sub)), typed,
+          option_names(*sub));
     }
   }
   return name + ": " + std::string(error.what()) + " (spsim " + name + " --help)";

@@ -5,6 +5,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <system_error>
 
 #include "runtime/core/error.hpp"
 
@@ -21,16 +22,25 @@ struct MemoryLimit {
 // Where none can be read, +infinity.
 [[nodiscard]] MemoryLimit host_memory_limit(std::optional<double> requested = std::nullopt);
 
-// Runs `f`; an allocation failure inside it becomes an InputError at "memory" naming `stage` (what
-// ran out: "tracing the step", "the float64 reference", ...), never an internal error.
+// Runs `f`; an allocation failure inside it (or a thread that could not be started for lack of
+// memory) becomes a ResourceError at "memory" naming `stage` ("tracing the step", ...), never an
+// internal error.
 template <class F>
 decltype(auto) in_stage(const std::string& stage, F&& f) {
+  auto out_of_memory = [&] {
+    return ResourceError(
+        "memory", "out of memory while " + stage +
+                      ": these shapes need more memory than this process can get "
+                      "(`spsim simulate` predicts large shapes without data; --max-memory sets the limit)");
+  };
   try {
     return f();
   } catch (const std::bad_alloc&) {
-    throw InputError("memory", "out of memory while " + stage +
-                                   ": these shapes need more memory than this process can get "
-                                   "(`spsim simulate` predicts large shapes without data; --max-memory sets the limit)");
+    throw out_of_memory();
+  } catch (const std::system_error& e) {
+    if (e.code() == std::errc::resource_unavailable_try_again || e.code() == std::errc::not_enough_memory)
+      throw out_of_memory();
+    throw;
   }
 }
 

@@ -19,7 +19,7 @@ class Time {
   [[nodiscard]] static constexpr Time ps(std::int64_t picoseconds) { return Time(picoseconds); }
   [[nodiscard]] static constexpr Time ns(std::int64_t nanoseconds) { return Time(nanoseconds * 1000); }
   // Conversions from real numbers round to the nearest picosecond (the only place rounding happens).
-  // A duration past kMaxSeconds (a few days, far below the clock's 106) is an InputError: a step that
+  // A duration past kMaxSeconds (11.6 days, far below the clock's 106 days) is an InputError: a step that
   // long means a workload too large to simulate, and summing such durations would overflow the clock.
   static constexpr double kMaxSeconds = 1e6;
   [[nodiscard]] static Time from_seconds(double seconds) {
@@ -52,9 +52,10 @@ class Time {
  private:
   constexpr explicit Time(std::int64_t ps) : ps_(ps) {}
   [[noreturn]] static void too_long(double seconds) {
-    throw InputError("workload", "a simulated operation would take " + std::to_string(seconds) +
-                                     " s, beyond the simulator's clock (durations up to 1e6 s); the workload is "
-                                     "too large to simulate as one step");
+    throw InputError("workload",
+                     "a simulated operation would take " + std::to_string(seconds) +
+                         " s, beyond the simulator's clock (durations up to 1e6 s); the workload is "
+                         "too large to simulate as one step");
   }
   std::int64_t ps_ = 0;
 };

@@ -9,7 +9,7 @@
 // What is measured (every rank at once, so that ranks share cores and memory as in a run; the time of
 // a point is the median over windows of back-to-back calls, so that it includes the process's share
 // of a shared CPU as a long run does; averaged over ranks for compute, the slowest rank's for
-// communication) and fitted with fit_line (calibrate_fit.hpp), x in FLOPs or bytes as rt::cost counts
+// communication) and fitted with fit_line (fit.hpp), x in FLOPs or bytes as rt::cost counts
 // them, t in seconds:
 //   gemm                         t = FLOPs / R_gemm                peak FLOP/s := R_gemm, efficiency 1
 //   copy                         t = bytes / W_copy                memory bandwidth := W_copy, efficiency 1

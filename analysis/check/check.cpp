@@ -172,13 +172,16 @@ bool CheckResult::pass() const {
 
 CheckResult run_check(const Config& cfg, const CheckOptions& options) {
   if (!cfg.sweep.empty())
-    throw InputError("sweep", "check runs one configuration; this config sweeps " + std::to_string(cfg.sweep.size()) +
+    throw InputError("sweep", "check runs one configuration; this config sweeps " +
+                                  std::to_string(cfg.sweep.size()) +
                                   " axes (check each point's config, or use `spsim compare` for the sweep)");
   const auto& info = cfg.strategy.info();
   if (cfg.workload.scope == models::Scope::model)
     throw InputError("workload.scope", "'model' is not supported by check; valid choices: attention, layer");
   const rt::MemoryLimit limit = rt::host_memory_limit(options.max_memory);
-  require_host_memory(check_memory_estimate(cfg, limit), limit, cfg, "check");
+  require_host_memory(
+      rt::in_stage("estimating the memory", [&] { return check_memory_estimate(cfg, limit); }), limit, cfg,
+      "check");
   RankSetup setup{cfg, info, models::attention_problem(cfg.model, cfg.workload), check_step_config(cfg)};
   const Outcome o = rt::in_stage("checking the strategy against the float64 reference", [&] {
     return cfg.workload.scope == models::Scope::layer ? check_layer(setup) : check_attention(setup);

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <future>
-#include <span>
 #include <exception>
+#include <future>
 #include <mutex>
+#include <span>
 #include <thread>
 
 #include "models/random.hpp"
@@ -89,7 +89,8 @@ AttentionReference reference_attention(const models::AttnProblem& p, const Atten
   };
   {
     std::vector<std::jthread> pool;
-    for (std::int64_t w = 1; w < workers; ++w) pool.emplace_back(guarded, w * groups / workers, (w + 1) * groups / workers);
+    for (std::int64_t w = 1; w < workers; ++w)
+      pool.emplace_back(guarded, w * groups / workers, (w + 1) * groups / workers);
     guarded(0, groups / workers);
   }  // joins
   if (failed) std::rethrow_exception(failed);
@@ -125,7 +126,7 @@ std::vector<Array> layer_reference_arrays(const models::ModelSpec& m, const mode
 
 std::vector<TensorCheck> compare_arrays(const std::vector<Array>& reference, const std::vector<Array>& got,
                                         double tolerance, int degree) {
-  // Norm floor for gradients that are zero in exact arithmetic (see compare.hpp).
+  // Norm floor for gradients that are zero in exact arithmetic (see check/comparison.hpp).
   double largest = 0;
   for (const auto& a : reference) {
     double n2 = 0;

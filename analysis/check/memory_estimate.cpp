@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "analysis/check/check.hpp"
@@ -17,7 +18,7 @@ namespace spsim::analysis {
 
 namespace {
 
-constexpr double kF64 = 8;             // bytes of a host (float64) element
+constexpr double kF64 = 8;              // bytes of a host (float64) element
 constexpr double kRankOverhead = 1.25;  // message copies of the communicator, the device's buffer cache
 
 struct HostArrays {
@@ -33,7 +34,8 @@ HostArrays host_arrays(const Config& c) {
     const double a = (2 * b * static_cast<double>(m.heads) + 2 * b * static_cast<double>(m.kv_heads)) * s *
                      static_cast<double>(m.head_dim);
     const double groups = b * static_cast<double>(m.kv_heads);
-    const double workers = std::min(groups, static_cast<double>(std::max(1u, std::thread::hardware_concurrency())));
+    const double workers =
+        std::min(groups, static_cast<double>(std::max(1u, std::thread::hardware_concurrency())));
     out.inputs = 2 * a * kF64;
     out.reference = (2 * a + workers * 2 * s * s) * kF64;
     out.results = 2 * a * kF64;
@@ -41,8 +43,9 @@ HostArrays host_arrays(const Config& c) {
   }
   const double x = b * s * static_cast<double>(m.hidden), l = strategies::layer_params(m);
   out.inputs = (2 * l + 4 * x) * kF64;
-  out.reference =
-      ((12 * static_cast<double>(m.hidden) + 4 * static_cast<double>(m.ffn_hidden)) * b * s + 2 * s * s + 2 * l) * kF64;
+  out.reference = ((12 * static_cast<double>(m.hidden) + 4 * static_cast<double>(m.ffn_hidden)) * b * s +
+                   2 * s * s + 2 * l) *
+                  kF64;
   out.results = (2 * x + 2 * l) * kF64;
   return out;
 }
@@ -50,7 +53,12 @@ HostArrays host_arrays(const Config& c) {
 // Every rank's peak in the computing dtype, from the trace of the step the ranks will run.
 double ranks_bytes(const strategies::StepConfig& step, const Config& c, int world, rt::DType dtype,
                    const rt::MemoryLimit& limit) {
-  const auto traces = trace_step(step, c.strategy.info(), world, dtype, limit.bytes / 2);
+  std::vector<rt::trace::RankTrace> traces;
+  try {
+    traces = trace_step(step, c.strategy.info(), world, dtype, limit.bytes / 2);
+  } catch (const ResourceError&) {
+    return std::numeric_limits<double>::infinity();  // even the step's trace does not fit: refused
+  }
   double total = 0;
   for (const auto& t : traces) total += static_cast<double>(rt::trace::peak_live_bytes(t));
   return kRankOverhead * total;
@@ -59,12 +67,14 @@ double ranks_bytes(const strategies::StepConfig& step, const Config& c, int worl
 std::string drivers(const Config& c) {
   const auto& m = c.model;
   const auto& w = c.workload;
-  std::string out = "workload.seq_len = " + std::to_string(w.seq_len) + ", workload.batch = " + std::to_string(w.batch);
+  std::string out =
+      "workload.seq_len = " + std::to_string(w.seq_len) + ", workload.batch = " + std::to_string(w.batch);
   if (w.scope == models::Scope::attention)
     out += ", model.heads = " + std::to_string(m.heads) + ", model.kv_heads = " + std::to_string(m.kv_heads) +
            ", model.head_dim = " + std::to_string(m.head_dim);
   else
-    out += ", model.hidden = " + std::to_string(m.hidden) + ", model.ffn_hidden = " + std::to_string(m.ffn_hidden) +
+    out += ", model.hidden = " + std::to_string(m.hidden) +
+           ", model.ffn_hidden = " + std::to_string(m.ffn_hidden) +
            ", model.heads = " + std::to_string(m.heads);
   return out + ", strategy.degree = " + std::to_string(c.strategy.degree);
 }
@@ -82,12 +92,14 @@ HostMemoryEstimate check_memory_estimate(const Config& config, const rt::MemoryL
   return e;
 }
 
-HostMemoryEstimate run_memory_estimate(const Config& config, int world, rt::DType dtype, bool verify,
-                                       const rt::MemoryLimit& limit) {
+HostMemoryEstimate run_memory_estimate(const Config& config, int world, int local, rt::DType dtype,
+                                       bool verify, bool device_on_host, const rt::MemoryLimit& limit) {
   const HostArrays h = host_arrays(config);
-  const double p = world;
-  HostMemoryEstimate e{p * h.inputs / 2, verify ? h.reference : 0, 0, verify ? p * h.results : 0, world};
-  if (e.total() <= limit.bytes) e.ranks = ranks_bytes(run_step_config(config), config, world, dtype, limit);
+  const double l = local;
+  // Rank 0 (on the first node) holds the reference; count it wherever this estimate runs.
+  HostMemoryEstimate e{l * h.inputs / 2, verify ? h.reference : 0, 0, verify ? l * h.results : 0, local};
+  if (device_on_host && e.total() <= limit.bytes)
+    e.ranks = ranks_bytes(run_step_config(config), config, world, dtype, limit) * l / world;
   return e;
 }
 
@@ -96,12 +108,17 @@ void require_host_memory(const HostMemoryEstimate& e, const rt::MemoryLimit& lim
   if (e.total() <= limit.bytes) return;
   std::string parts = "inputs " + format_bytes(e.inputs);
   if (e.reference > 0) parts += ", the float64 reference " + format_bytes(e.reference);
-  if (e.ranks > 0) parts += ", " + std::to_string(e.ranks_count) + " ranks' tensors " + format_bytes(e.ranks);
+  if (std::isinf(e.ranks))
+    parts += ", " + std::to_string(e.ranks_count) + " ranks' tensors: their trace alone does not fit";
+  else if (e.ranks > 0)
+    parts += ", " + std::to_string(e.ranks_count) + " ranks' tensors " + format_bytes(e.ranks);
   if (e.results > 0) parts += ", results " + format_bytes(e.results);
-  throw InputError("workload", command + " needs about " + format_bytes(e.total()) + " of host memory for these shapes (" +
-                                   parts + "), more than the " + format_bytes(limit.bytes) + " available (" +
-                                   limit.source + "; --max-memory sets the limit); it grows with " + drivers(config) +
-                                   ". `spsim simulate` predicts such shapes without data");
+  const std::string need = std::isinf(e.total()) ? "more" : "about " + format_bytes(e.total());
+  throw ResourceError("workload", command + " needs " + need + " of host memory for these shapes (" + parts +
+                                      "), more than the " + format_bytes(limit.bytes) + " available (" +
+                                      limit.source + "; --max-memory sets the limit); it grows with " +
+                                      drivers(config) +
+                                      ". `spsim simulate` predicts such shapes without data");
 }
 
 }  // namespace spsim::analysis

@@ -17,8 +17,8 @@
 //              (strategies/step.hpp, the same program the ranks run), summed over the ranks, + 25% for
 //              the communicator's message copies and the device's buffer cache.
 // `run` holds the inputs once per process (every process generates them whole) and, with --verify, the
-// reference on rank 0 and the gathered results on every process; all processes are counted as if on
-// this machine.
+// reference on rank 0 and the gathered results on every process; the node's share of the processes is
+// counted against this node's memory.
 #pragma once
 
 #include <string>
@@ -38,12 +38,15 @@ struct HostMemoryEstimate {
 };
 
 [[nodiscard]] HostMemoryEstimate check_memory_estimate(const Config& config, const rt::MemoryLimit& limit);
-[[nodiscard]] HostMemoryEstimate run_memory_estimate(const Config& config, int world, rt::DType dtype, bool verify,
+// `local` of the `world` processes run on this node; `device_on_host`: the device is the CPU (its
+// tensors are host memory; a GPU's are not counted).
+[[nodiscard]] HostMemoryEstimate run_memory_estimate(const Config& config, int world, int local,
+                                                     rt::DType dtype, bool verify, bool device_on_host,
                                                      const rt::MemoryLimit& limit);
 
 // InputError at "workload" when the estimate exceeds the limit: the estimate by part, the limit and its
 // source, the keys that drive it with their values, and that `spsim simulate` predicts such shapes.
-void require_host_memory(const HostMemoryEstimate& estimate, const rt::MemoryLimit& limit, const Config& config,
-                         const std::string& command);
+void require_host_memory(const HostMemoryEstimate& estimate, const rt::MemoryLimit& limit,
+                         const Config& config, const std::string& command);
 
 }  // namespace spsim::analysis

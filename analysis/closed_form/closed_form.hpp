@@ -1,7 +1,7 @@
 // The closed forms of a config: its strategy family's registered step-time and memory models
 // (strategies/<family>/closed_form.cpp, memory.cpp) evaluated on the config's cluster (HardwareModel).
 // `spsim compare` sets them next to the simulation; on an uncontended cluster the step times agree to
-// rounding (tests/closed_form/).
+// rounding (tests/analysis/closed_form/).
 #pragma once
 
 #include "analysis/closed_form/hardware_model.hpp"
@@ -21,7 +21,7 @@ using strategies::Modelled;
 // The strategy's closed-form step time, or why there is none (the family has no model, or the config is
 // outside it: a scope other than attention, dp > 1). Throws InputError for a missing or too small cluster.
 [[nodiscard]] Modelled<CostEstimate> closed_form(const Config& config);
-[[nodiscard]] Modelled<CostEstimate> closed_form(const Config& config, const HardwareModel& hw);
+[[nodiscard]] Modelled<CostEstimate> closed_form(const Config& config, const strategies::Hardware& hw);
 
 // The strategy's per-rank peak memory, or why there is none. Throws nothing for a valid config.
 [[nodiscard]] Modelled<MemoryEstimate> memory_model(const Config& config);

@@ -41,6 +41,8 @@ void evaluate(const SweepPoint& point, const SimulateFn& simulate, CompareRow& r
     row.sim = simulate(*point.config);
     row.closed = closed_form(*point.config);
     row.memory = memory_model(*point.config);
+  } catch (const ResourceError&) {
+    throw;  // depends on the host, not on the point: the comparison fails as a whole
   } catch (const InputError& e) {
     row.sim.reset();
     row.closed = {};

@@ -17,6 +17,7 @@ namespace spsim::analysis {
 using namespace sim;
 using fields::check_keys;
 using fields::get_bool;
+using fields::get_latency_us;
 using fields::get_nonnegative;
 using fields::get_positive_int;
 using fields::get_string;
@@ -35,7 +36,7 @@ void apply_entry(ProtocolTable::Entry& e, const nlohmann::json& j, const std::st
              {"base_latency_us", "tree_base_latency_us", "nvlink_step_latency_us", "pcie_step_latency_us",
               "network_step_latency_us"});
   auto set = [&](const char* key, Time& out) {
-    if (j.contains(key)) out = Time::from_us(get_nonnegative(j, path, key));
+    if (j.contains(key)) out = Time::from_us(get_latency_us(j, path, key));
   };
   set("base_latency_us", e.ring_base_latency);
   set("tree_base_latency_us", e.tree_base_latency);
@@ -56,9 +57,9 @@ void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std:
     const std::string np = join_path(path, "nvls");
     check_keys(j, np, {"nvlink_latency_us", "network_latency_us", "efficiency"});
     if (j.contains("nvlink_latency_us"))
-      table.nvls_latency[0] = Time::from_us(get_nonnegative(j, np, "nvlink_latency_us"));
+      table.nvls_latency[0] = Time::from_us(get_latency_us(j, np, "nvlink_latency_us"));
     if (j.contains("network_latency_us"))
-      table.nvls_latency[1] = Time::from_us(get_nonnegative(j, np, "network_latency_us"));
+      table.nvls_latency[1] = Time::from_us(get_latency_us(j, np, "network_latency_us"));
     if (j.contains("efficiency")) table.nvls_efficiency = get_nonnegative(j, np, "efficiency", true);
   }
   if (tuning.contains("source")) table.source = get_string(tuning, path, "source");
@@ -79,7 +80,7 @@ CollectiveFits parse_collective_fits(const nlohmann::json& j, const std::string&
     const std::string p = join_path(path, name);
     check_keys(entry, p, {"latency_us", "busbw_GBps", "ranks", "source", "residual"});
     CollectiveFit fit;
-    fit.latency = Time::from_us(get_nonnegative(entry, p, "latency_us"));
+    fit.latency = Time::from_us(get_latency_us(entry, p, "latency_us"));
     fit.busbw_Bps = get_nonnegative(entry, p, "busbw_GBps", true) * 1e9;
     fit.ranks = get_positive_int(entry, p, "ranks");
     if (entry.contains("source")) fit.source = get_string(entry, p, "source");
@@ -104,7 +105,7 @@ void apply_link_overrides(LinkSpec& spec, const nlohmann::json& j, const std::st
     spec.efficiency = get_nonnegative(j, path, "efficiency", true);
     if (spec.efficiency > 1) throw InputError(join_path(path, "efficiency"), "must be in (0, 1]");
   }
-  if (j.contains("latency_us")) spec.latency = Time::from_us(get_nonnegative(j, path, "latency_us"));
+  if (j.contains("latency_us")) spec.latency = Time::from_us(get_latency_us(j, path, "latency_us"));
 }
 
 // "nvlink4" or {"link": "nvlink4", "bandwidth_GBps": ..., ...}; `extra` lists further allowed keys.
@@ -226,7 +227,7 @@ ExplicitTopology parse_topology(const nlohmann::json& j, const std::string& path
     }
     link.spec.name = "explicit";
     link.spec.bandwidth_Bps = get_nonnegative(l, p, "bandwidth_GBps", true) * 1e9;
-    link.spec.latency = Time::from_us(l.contains("latency_us") ? get_nonnegative(l, p, "latency_us") : 0.0);
+    link.spec.latency = Time::from_us(l.contains("latency_us") ? get_latency_us(l, p, "latency_us") : 0.0);
     apply_link_overrides(link.spec, l, p);
     link.spec.link_class = default_link_class(kinds[link.from], kinds[link.to]);
     if (l.contains("class")) {
@@ -261,8 +262,8 @@ ClusterConfig parse_merged(const nlohmann::json& j, const std::string& path, con
   if (j.contains("tuning")) apply_tuning(c.tuning, j.at("tuning"), join_path(path, "tuning"));
   if (j.contains("nodes")) c.nodes = get_positive_int(j, path, "nodes");
   if (c.nodes > kMaxNodes)
-    throw InputError(join_path(path, "nodes"), "at most " + std::to_string(kMaxNodes) + " nodes, got " +
-                                                   std::to_string(c.nodes));
+    throw InputError(join_path(path, "nodes"),
+                     "at most " + std::to_string(kMaxNodes) + " nodes, got " + std::to_string(c.nodes));
   if (j.contains("topology")) {
     c.topology = parse_topology(j.at("topology"), join_path(path, "topology"));
     return c;
@@ -270,7 +271,8 @@ ClusterConfig parse_merged(const nlohmann::json& j, const std::string& path, con
   c.gpus_per_node = get_positive_int(j, path, "gpus_per_node");
   if (c.gpus_per_node > kMaxGpusPerNode)
     throw InputError(join_path(path, "gpus_per_node"), "at most " + std::to_string(kMaxGpusPerNode) +
-                                                           " GPUs per node, got " + std::to_string(c.gpus_per_node));
+                                                           " GPUs per node, got " +
+                                                           std::to_string(c.gpus_per_node));
   if (!j.contains("intra_node")) throw InputError(join_path(path, "intra_node"), "missing required key");
   c.intra_node = parse_intra(j.at("intra_node"), join_path(path, "intra_node"));
   if (j.contains("inter_node"))

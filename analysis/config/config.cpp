@@ -1,8 +1,8 @@
 // Experiment config parsing: the JSON document (DESIGN.md §7) into typed, validated structs.
 #include "analysis/config/config.hpp"
 
-#include <climits>
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <system_error>
 
@@ -154,8 +154,12 @@ Config parse_fields(const Json& doc, const fs::path& source, const strategies::R
   c.strategy = parse_strategy(root, registry);
   const auto parallel = root.object_or_empty("parallel", schema::parallel_keys);
   c.parallel.dp = to_int(parallel.integer_or("dp", 1, 1), parallel.path("dp"));
-  if (parallel.has("bucket_mb"))
+  if (parallel.has("bucket_mb")) {
     c.parallel.bucket_mb = expect_positive_number(parallel.at("bucket_mb"), parallel.path("bucket_mb"));
+    if (c.parallel.bucket_mb > 1e12)  // past 2^60 bytes: "one bucket of everything" is 1e6 already
+      throw InputError(parallel.path("bucket_mb"),
+                       "must be at most 1e12 MiB, got " + parallel.at("bucket_mb").dump());
+  }
   c.collectives = parse_collectives(root);
   c.simulation = parse_simulation(root);
   c.check = parse_check(root);
@@ -171,23 +175,31 @@ void check_sizes(const Config& c) {
   const double attention = static_cast<double>(w.batch) * static_cast<double>(m.heads) *
                            static_cast<double>(w.seq_len) * static_cast<double>(m.head_dim);
   if (attention > limit)
-    throw InputError("workload", "the attention tensors hold batch × heads × seq_len × head_dim = " +
-                                     std::to_string(w.batch) + " × " + std::to_string(m.heads) + " × " +
-                                     std::to_string(w.seq_len) + " × " + std::to_string(m.head_dim) +
-                                     " elements, more than the 2^50 spsim handles (workload.batch, workload.seq_len, "
-                                     "model.heads, model.head_dim)");
+    throw InputError(
+        "workload",
+        "the attention tensors hold batch × heads × seq_len × head_dim = " + std::to_string(w.batch) + " × " +
+            std::to_string(m.heads) + " × " + std::to_string(w.seq_len) + " × " + std::to_string(m.head_dim) +
+            " elements, more than the 2^50 spsim handles (workload.batch, workload.seq_len, "
+            "model.heads, model.head_dim)");
   const double widest = std::max({static_cast<double>(m.hidden), static_cast<double>(m.ffn_hidden),
                                   static_cast<double>(m.heads) * static_cast<double>(m.head_dim)});
   if (static_cast<double>(m.hidden) * widest > limit ||
       static_cast<double>(w.batch) * static_cast<double>(w.seq_len) * widest > limit)
-    throw InputError("model", "a weight or activation tensor would hold more than 2^50 elements (model.hidden " +
-                                  std::to_string(m.hidden) + ", model.ffn_hidden " + std::to_string(m.ffn_hidden) +
-                                  ", workload.batch × seq_len " + std::to_string(w.batch) + " × " +
-                                  std::to_string(w.seq_len) + ")");
+    throw InputError("model",
+                     "a weight or activation tensor would hold more than 2^50 elements (model.hidden " +
+                         std::to_string(m.hidden) + ", model.ffn_hidden " + std::to_string(m.ffn_hidden) +
+                         ", workload.batch × seq_len " + std::to_string(w.batch) + " × " +
+                         std::to_string(w.seq_len) + ")");
+  if (static_cast<double>(m.vocab) * static_cast<double>(m.hidden) > limit)
+    throw InputError("model.vocab", "the embedding would hold vocab × hidden = " + std::to_string(m.vocab) +
+                                        " × " + std::to_string(m.hidden) + " elements, more than 2^50");
+  if (m.layers > 100000)
+    throw InputError("model.layers", "at most 100000 layers, got " + std::to_string(m.layers));
   const auto world = static_cast<std::int64_t>(c.strategy.degree) * c.parallel.dp;
   if (world > (std::int64_t{1} << 20))
-    throw InputError("parallel.dp", "strategy.degree × parallel.dp = " + std::to_string(c.strategy.degree) + " × " +
-                                        std::to_string(c.parallel.dp) + " ranks, more than the 1048576 spsim simulates");
+    throw InputError("parallel.dp", "strategy.degree × parallel.dp = " + std::to_string(c.strategy.degree) +
+                                        " × " + std::to_string(c.parallel.dp) +
+                                        " ranks, more than the 1048576 spsim simulates");
 }
 
 // Cross-field constraints; completes the strategy options with their defaults.

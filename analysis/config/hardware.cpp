@@ -9,6 +9,7 @@ namespace spsim::analysis {
 
 using namespace sim;
 using fields::check_keys;
+using fields::get_latency_us;
 using fields::get_nonnegative;
 using fields::get_string;
 using fields::join_path;
@@ -36,7 +37,7 @@ LinkSpec load_link(const std::string& name, const std::string& where) {
   s.link_class = parse_link_class(j, path);
   s.bandwidth_Bps = get_nonnegative(j, path, "bandwidth_GBps", true) * 1e9;
   s.efficiency = get_nonnegative(j, path, "efficiency", true);
-  s.latency = Time::from_us(get_nonnegative(j, path, "latency_us"));
+  s.latency = Time::from_us(get_latency_us(j, path, "latency_us"));
   s.source = get_string(j, path, "source");
   return s;
 }
@@ -68,7 +69,7 @@ GpuSpec parse_gpu(const nlohmann::json& j, const std::string& path, const std::s
     const auto name_c = std::string(rt::op_class_name(static_cast<rt::OpClass>(c)));
     g.efficiency[static_cast<std::size_t>(c)] = get_nonnegative(eff, eff_path, name_c, true);
   }
-  g.launch_overhead = Time::from_us(get_nonnegative(j, path, "launch_overhead_us"));
+  g.launch_overhead = Time::from_us(get_latency_us(j, path, "launch_overhead_us"));
   g.nvlink = j.contains("nvlink") ? get_string(j, path, "nvlink") : "";
   g.source = get_string(j, path, "source");
   return g;

@@ -26,11 +26,13 @@ void check_keys(const nlohmann::json& j, const std::string& path,
   }
 }
 
-static const nlohmann::json& field(const nlohmann::json& j, const std::string& path, std::string_view key) {
+namespace {
+const nlohmann::json& field(const nlohmann::json& j, const std::string& path, std::string_view key) {
   const auto it = j.find(std::string(key));
   if (it == j.end()) throw InputError(join_path(path, key), "missing required key");
   return *it;
 }
+}  // namespace
 
 std::string get_string(const nlohmann::json& j, const std::string& path, std::string_view key) {
   const auto& v = field(j, path, key);
@@ -52,6 +54,14 @@ double get_nonnegative(const nlohmann::json& j, const std::string& path, std::st
     throw InputError(join_path(path, key), "must be " + std::string(strictly_positive ? "> 0" : ">= 0") +
                                                ", got " + field(j, path, key).dump());
   return x;
+}
+
+double get_latency_us(const nlohmann::json& j, const std::string& path, std::string_view key) {
+  const double us = get_nonnegative(j, path, key);
+  if (us > 1e9)
+    throw InputError(join_path(path, key),
+                     "must be at most 1e9 microseconds, got " + field(j, path, key).dump());
+  return us;
 }
 
 int get_positive_int(const nlohmann::json& j, const std::string& path, std::string_view key) {

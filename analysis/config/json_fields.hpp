@@ -22,6 +22,8 @@ void check_keys(const nlohmann::json& j, const std::string& path,
 // A number >= 0 (or > 0 when `strictly_positive`).
 [[nodiscard]] double get_nonnegative(const nlohmann::json& j, const std::string& path, std::string_view key,
                                      bool strictly_positive = false);
+// A latency in microseconds: a number in [0, 1e9] (a thousand seconds: well past any link or kernel).
+[[nodiscard]] double get_latency_us(const nlohmann::json& j, const std::string& path, std::string_view key);
 [[nodiscard]] int get_positive_int(const nlohmann::json& j, const std::string& path, std::string_view key);
 [[nodiscard]] bool get_bool(const nlohmann::json& j, const std::string& path, std::string_view key);
 

@@ -10,9 +10,9 @@
 #include "analysis/simulate/chrome_trace.hpp"
 #include "analysis/simulate/trace.hpp"
 #include "runtime/core/error.hpp"
-#include "sim/memory/memory.hpp"
 #include "runtime/host_memory.hpp"
 #include "runtime/trace/trace_ranks.hpp"
+#include "sim/memory/memory.hpp"
 #include "sim/replay/replay.hpp"
 
 namespace spsim::analysis {
@@ -117,11 +117,11 @@ void algorithm_names(std::span<const RankTrace> traces, const sim::ReplayResult&
 void check_trace_memory(const Config& cfg, const rt::MemoryLimit& limit) {
   const double positions = 32.0 * static_cast<double>(cfg.workload.seq_len);
   if (positions > limit.bytes / 2)
-    throw InputError("workload.seq_len", "tracing " + std::to_string(cfg.workload.seq_len) +
-                                             " tokens needs about " + format_bytes(positions) +
-                                             " for their positions and masks, more than half of the " +
-                                             format_bytes(limit.bytes) + " available (" + limit.source +
-                                             "; --max-memory sets the limit)");
+    throw ResourceError("workload.seq_len", "tracing " + std::to_string(cfg.workload.seq_len) +
+                                                " tokens needs about " + format_bytes(positions) +
+                                                " for their positions and masks, more than half of the " +
+                                                format_bytes(limit.bytes) + " available (" + limit.source +
+                                                "; --max-memory sets the limit)");
 }
 
 // Before replaying: the replay keeps, per record, its issue time and per op its timing, about as much
@@ -130,10 +130,11 @@ void check_replay_memory(std::span<const RankTrace> traces, const rt::MemoryLimi
   double held = 0;
   for (const auto& t : traces) held += rt::trace::trace_bytes(t);
   if (2 * held > limit.bytes)
-    throw InputError("strategy.degree", "replaying needs about " + format_bytes(2 * held) + " (the traces of " +
-                                            std::to_string(traces.size()) + " ranks and their timelines), more than the " +
-                                            format_bytes(limit.bytes) + " available (" + limit.source +
-                                            "; --max-memory sets the limit)");
+    throw ResourceError("strategy.degree", "replaying needs about " + format_bytes(2 * held) +
+                                               " (the traces of " + std::to_string(traces.size()) +
+                                               " ranks and their timelines), more than the " +
+                                               format_bytes(limit.bytes) + " available (" + limit.source +
+                                               "; --max-memory sets the limit)");
 }
 
 }  // namespace
@@ -162,12 +163,12 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
                          " (use dp <= " + std::to_string(gpus / cfg.strategy.degree) + " or add nodes)");
   const sim::ComputeModel model(cluster.config().gpu, cfg.workload.dtype, "workload.dtype");
   const auto mode = cfg.simulation.network;
-  const rt::MemoryLimit limit = rt::host_memory_limit(options.max_memory);
+  const rt::MemoryLimit limit = options.memory_limit ? *options.memory_limit : rt::host_memory_limit();
   check_trace_memory(cfg, limit);
   const auto traces = rt::in_stage("tracing the step", [&] { return trace_config(cfg, limit.bytes / 2); });
   check_replay_memory(traces, limit);
-  const auto res =
-      rt::in_stage("replaying the step", [&] { return sim::replay(traces, cluster, mode, model, replay_options(cfg)); });
+  const auto res = rt::in_stage(
+      "replaying the step", [&] { return sim::replay(traces, cluster, mode, model, replay_options(cfg)); });
 
   SimSummary s;
   s.step_time_s = res.makespan.seconds();

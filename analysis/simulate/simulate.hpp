@@ -11,6 +11,7 @@
 
 #include "analysis/config/config.hpp"
 #include "analysis/report/plot.hpp"
+#include "runtime/host_memory.hpp"
 
 namespace spsim::analysis {
 
@@ -66,9 +67,10 @@ struct SimulateOptions {
   // When set, receives one bar per launched compute op (start to end) and per communication op (ready
   // to end) of every rank: the timeline `spsim gantt` draws.
   std::vector<GanttBar>* bars = nullptr;
-  // Host memory the simulation may use (--max-memory), else what the machine has free
-  // (rt::host_memory_limit): the traces may take half of it, the replay what they leave.
-  std::optional<double> max_memory;
+  // Host memory the simulation may use (--max-memory, or a share of it for a sweep point), else what
+  // the machine has free (rt::host_memory_limit): the traces may take half of it, the replay the rest.
+  // Past it: a ResourceError.
+  std::optional<rt::MemoryLimit> memory_limit;
   // No Chrome trace at all (what a sweep point or a test wants).
   [[nodiscard]] static SimulateOptions without_trace_file() {
     SimulateOptions o;

@@ -9,8 +9,9 @@
 
 namespace spsim::analysis {
 
-std::vector<rt::trace::RankTrace> trace_step(const strategies::StepConfig& step, const strategies::StrategyInfo& info,
-                                             int world, rt::DType dtype, double budget_bytes) {
+std::vector<rt::trace::RankTrace> trace_step(const strategies::StepConfig& step,
+                                             const strategies::StrategyInfo& info, int world, rt::DType dtype,
+                                             double budget_bytes) {
   auto rank = [&](rt::Device& dev, rt::Comm& comm) {
     const strategies::StepData data{
         [&](strategies::StepInput, const rt::Shape& shape, const auto&) { return dev.from_host({}, shape); },
@@ -23,12 +24,13 @@ std::vector<rt::trace::RankTrace> trace_step(const strategies::StepConfig& step,
   try {
     return rt::trace::trace_ranks(world, dtype, rank, budget_bytes);
   } catch (const rt::trace::TraceBudgetExceeded& e) {
-    throw InputError("strategy.degree",
-                     "the traces of the first " + std::to_string(e.ranks_done) + " of " + std::to_string(e.world_size) +
-                         " ranks already hold " + format_bytes(e.bytes) + ", more than the " + format_bytes(e.budget) +
-                         " the trace may take (half the memory available, or of --max-memory); traces grow with "
-                         "ranks × ring steps: simulate fewer ranks (strategy.degree × parallel.dp) or fewer "
-                         "model.layers, or raise --max-memory");
+    throw ResourceError(
+        "strategy.degree",
+        "the traces of the first " + std::to_string(e.ranks_done) + " of " + std::to_string(e.world_size) +
+            " ranks already hold " + format_bytes(e.bytes) + ", more than the " + format_bytes(e.budget) +
+            " the trace may take (half the memory available, or of --max-memory); traces grow with "
+            "ranks × ring steps: simulate fewer ranks (strategy.degree × parallel.dp) or fewer "
+            "model.layers, or raise --max-memory");
   }
 }
 

@@ -34,6 +34,14 @@ class InputError : public std::runtime_error {
   std::string message_;
 };
 
+// A shape or world too large for the memory this process may use (estimated before allocating, or an
+// allocation that failed). Bad input too (exit 2), but unlike the others it depends on the machine:
+// `compare` fails as a whole on one rather than keep a row whose content would vary with the host.
+class ResourceError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // "a, b, c" (or "(none)"), for the "valid choices" part of a message.
 [[nodiscard]] std::string join_names(const std::vector<std::string>& names);
 

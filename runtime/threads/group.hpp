@@ -26,7 +26,7 @@ namespace spsim::rt::threads_detail {
 
 // What travels between ranks: a copy of the sender's bytes plus what the receiver checks.
 struct Message {
-  std::uint64_t stamp = 0;  // collectives: sequence number and kind, to catch non-SPMD calls; user: 0
+  std::uint64_t stamp = 0;  // collectives: sequence number and kind, to catch non-SPMD calls (user: unused)
   DType dtype = DType::f32;
   std::vector<std::byte> bytes;
 };

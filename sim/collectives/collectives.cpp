@@ -231,9 +231,10 @@ CollectiveChoice Collectives::choose(const CollectiveCall& call) const {
       const auto costs =
           resolve_protocol(protocols_, p, alg.family(), call.kind, shape.multi_node(), shape.min_per_node);
       const double t = alg.estimate_s(call, shape, costs);
-      if (!best || t < best->predicted_s) best = CollectiveChoice{info->name, p, t, Time::from_seconds(t)};
+      if (!best || t < best->predicted_s) best = CollectiveChoice{info->name, p, t, Time{}};
     }
   }
+  best->predicted = Time::from_seconds(best->predicted_s);  // the winner only: a losing candidate may be slow
   return *best;
 }
 

@@ -11,7 +11,7 @@
 // A call is expanded into the point-to-point transfers of its algorithm (ring, tree, ...) with their
 // dependencies and runs on the network together with whatever else is in flight, so concurrent
 // collectives contend for links. Uncontended, the algorithms reproduce their α-β closed forms
-// (tests/sim/collectives_closed_form.cpp), with α = protocol step latency + route latency and
+// (tests/sim/collectives_closed_form_test.cpp), with α = protocol step latency + route latency and
 // β = 1 / (protocol efficiency × bandwidth).
 #pragma once
 

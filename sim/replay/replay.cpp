@@ -294,10 +294,11 @@ class Replayer {
     try {
       collectives_.start(call, [this, slots](const CollectiveResult& res) { collective_done(slots, res); });
     } catch (const InputError& e) {
-      const std::string where = e.where() == "protocol" ? options_.algorithm_where + ".protocol"
-                                                        : options_.algorithm_where + "." +
-                                                              std::string(rt::comm_kind_name(call.kind));
-      throw e.at(where);
+      // The collective API names its own arguments; those are the config's collectives.<kind> / .protocol.
+      if (e.where() == "protocol") throw e.at(options_.algorithm_where + ".protocol");
+      if (e.where() == "algorithm")
+        throw e.at(options_.algorithm_where + "." + std::string(rt::comm_kind_name(call.kind)));
+      throw;
     }
   }
 

@@ -19,7 +19,8 @@
 //     max(t_compute, t_pass) into max(t_pass, t_compute + σ/(1+σ)·t_pass) (Timeline below).
 //
 // On an uncontended cluster (one SP group, single node, or a ring whose every hop is its own link)
-// this is what the replay computes, so the two agree to rounding; tests/closed_form/ pins that to 2%.
+// this is what the replay computes, so the two agree to rounding; tests/analysis/closed_form/ pins that to
+// 2%.
 #pragma once
 
 #include <algorithm>

@@ -30,7 +30,9 @@ Timed timed(const std::string& args) {
   return t;
 }
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -43,8 +45,8 @@ TEST_CASE("check of one llama3-70b layer at 1M tokens is refused at once with it
   CHECK(t.r.code == 2);
   CHECK(t.seconds < 5);
   CHECK(t.r.out.rfind("spsim: error: workload: check needs about ", 0) == 0);
-  for (const char* part : {"workload.seq_len = 1048576", "model.hidden = 8192", "available", "--max-memory",
-                           "spsim simulate"})
+  for (const char* part :
+       {"workload.seq_len = 1048576", "model.hidden = 8192", "available", "--max-memory", "spsim simulate"})
     CHECK(has(t.r.out, part));
 }
 
@@ -101,4 +103,12 @@ TEST_CASE("check and run refuse a sweep; numbers too large for a double and deep
   r = run_spsim("check " + write_config("deep.json", std::string(100000, '[') + std::string(100000, ']')));
   CHECK(r.code == 2);
   CHECK(has(r.out, "nested deeper than 64"));
+}
+
+TEST_CASE("the value of an option is not mistaken for an unknown option") {
+  // --nodes -1 is a value; what is wrong is the missing --max-bytes.
+  const auto r = run_spsim("collective --cluster dgx-h100 --op all_reduce --min-bytes 1M --nodes -1");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--max-bytes is required"));
+  CHECK_FALSE(has(r.out, "unknown option"));
 }

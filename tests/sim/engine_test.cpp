@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -84,4 +85,11 @@ TEST_CASE("identical inputs give identical event sequences") {
   CHECK(a.size() == 1 + 3 + 9 + 27 + 81 + 243 + 729);
   CHECK(a == b);
   for (std::size_t i = 1; i < a.size(); ++i) CHECK(a[i - 1].first <= a[i].first);  // time never goes back
+}
+
+TEST_CASE("a duration past the clock's limit is bad input, not an overflow") {
+  CHECK(Time::from_seconds(1e6).count_ps() == 1000000000000000000);
+  CHECK_THROWS_AS((void)Time::from_seconds(2e6), spsim::InputError);
+  CHECK_THROWS_AS((void)Time::from_seconds(std::nan("")), spsim::InputError);
+  CHECK_THROWS_AS((void)Time::from_us(1e13), spsim::InputError);
 }

@@ -1,11 +1,12 @@
 // The host memory estimate of `check` and `run` (analysis/check/memory_estimate.hpp) against its terms
 // written out by hand.
+#include "analysis/check/memory_estimate.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <thread>
 
-#include "analysis/check/memory_estimate.hpp"
 #include "analysis/config/document.hpp"
 #include "runtime/core/error.hpp"
 
@@ -17,8 +18,10 @@ spsim::analysis::Config attention(std::int64_t seq, int degree) {
   // B = 2, H = 4, Hkv = 2, d = 8.
   return spsim::analysis::parse_config(Json::parse(R"({"schema_version": 1,
       "model": {"hidden": 32, "heads": 4, "kv_heads": 2},
-      "workload": {"seq_len": )" + std::to_string(seq) + R"(, "batch": 2},
-      "strategy": {"name": "ring", "degree": )" + std::to_string(degree) + "}}"),
+      "workload": {"seq_len": )" + std::to_string(seq) +
+                                                   R"(, "batch": 2},
+      "strategy": {"name": "ring", "degree": )" + std::to_string(degree) +
+                                                   "}}"),
                                        "");
 }
 
@@ -59,10 +62,20 @@ TEST_CASE("the refusal names the estimate, the limit and the keys; within the li
 TEST_CASE("run counts every process's copy of the inputs, and the reference only with --verify") {
   const auto cfg = attention(512, 2);
   const auto check = spsim::analysis::check_memory_estimate(cfg, plenty);
-  const auto run = spsim::analysis::run_memory_estimate(cfg, 2, spsim::rt::DType::f64, false, plenty);
-  const auto verify = spsim::analysis::run_memory_estimate(cfg, 2, spsim::rt::DType::f64, true, plenty);
+  const auto run =
+      spsim::analysis::run_memory_estimate(cfg, 2, 2, spsim::rt::DType::f64, false, true, plenty);
+  const auto verify =
+      spsim::analysis::run_memory_estimate(cfg, 2, 2, spsim::rt::DType::f64, true, true, plenty);
+  const auto gpu =
+      spsim::analysis::run_memory_estimate(cfg, 2, 2, spsim::rt::DType::f64, false, false, plenty);
+  const auto half =
+      spsim::analysis::run_memory_estimate(cfg, 2, 1, spsim::rt::DType::f64, false, true, plenty);
   CHECK(run.inputs == doctest::Approx(2 * check.inputs / 2));  // each of 2 processes generates them once
   CHECK(run.reference == 0);
   CHECK(verify.reference == doctest::Approx(check.reference));
   CHECK(verify.results == doctest::Approx(2 * check.results));  // gathered on every process
+  CHECK(run.ranks > 0);
+  CHECK(gpu.ranks == 0);                                  // a GPU's tensors are not host memory
+  CHECK(half.inputs == doctest::Approx(run.inputs / 2));  // one of the two processes on this node
+  CHECK(half.ranks == doctest::Approx(run.ranks / 2));
 }

@@ -42,8 +42,8 @@ const Variant replicate_fused{"ulysses", {{"qkv_fusion", "fused"}, {"kv_replicat
 }  // namespace
 
 TEST_CASE("closed form vs simulator: Ulysses, Ring Attention, all-gather-KV within 2% on one node") {
-  // The closed forms (analysis/cost_model_*.cpp) are derived from the strategies' code, not from the
-  // replay: γ = the roofline of DESIGN.md §6 on the op shapes; α-β = all-to-all (direct: base + α +
+  // The closed forms (strategies/<family>/closed_form.cpp) are derived from the strategies' code, not from
+  // the replay: γ = the roofline of DESIGN.md §6 on the op shapes; α-β = all-to-all (direct: base + α +
   // (P−1)·(n/P)β on one NVSwitch), ring all-gather / reduce-scatter (P−1)(α + nβ/P), one sendrecv
   // α + nβ per ring pass; overlap = per ring step max(t_comm, t_compute + σ/(1+σ)·t_comm); causal
   // imbalance = the slowest rank's sum. One SP group on one node is uncontended.
@@ -135,7 +135,9 @@ void expect_traced_peak(const Config& c, const Variant& v, const std::string& pa
   CAPTURE(v.options.dump());
   const auto m = memory_model(c);
   REQUIRE(m);
-  CHECK(m->peak_bytes == static_cast<double>(simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
+  CHECK(m->peak_bytes ==
+        static_cast<double>(
+            simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
 }
 
 }  // namespace
@@ -169,7 +171,9 @@ TEST_CASE("memory model vs simulator: every strategy and option is the traced pe
   for (const auto& v : {replicate_separate, replicate_fused}) {
     const Config c = config(gqa4, 4096, 8, v, false, "fwd+bwd");
     CAPTURE(v.options.dump());
-    CHECK(memory_model(c)->peak_bytes == static_cast<double>(simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
+    CHECK(memory_model(c)->peak_bytes ==
+          static_cast<double>(
+              simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
   }
 }
 
@@ -212,7 +216,9 @@ TEST_CASE("memory model: the peaks of a small shape by hand") {
     const Config c = config(model, 64, 4, v, false, "fwd+bwd");
     const auto m = memory_model(c);
     REQUIRE(m);
-    CHECK(m->peak_bytes == static_cast<double>(simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
+    CHECK(m->peak_bytes ==
+          static_cast<double>(
+              simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
     return m->peak_bytes;
   };
   CHECK(peak(variants[0]) == 26752);

@@ -464,3 +464,45 @@ TEST_CASE("a plain nlohmann::json document is accepted too") {
   CHECK(nlohmann::json(spsim::analysis::config_document(c)) ==
         doc);  // same content (key order is the sorted one of nlohmann::json)
 }
+
+TEST_CASE("sizes spsim cannot index or time are errors at the key that makes them") {
+  struct Case {
+    const char* what;
+    std::function<void(Json&)> edit;
+    const char* where;
+  };
+  const std::vector<Case> cases = {
+      {"batch", [](Json& d) { d["workload"]["batch"] = 1000000000000000; }, "workload"},
+      {"vocab", [](Json& d) { d["model"]["vocab"] = 4611686018427387904; }, "model.vocab"},
+      {"layers", [](Json& d) { d["model"]["layers"] = 1000001; }, "model.layers"},
+      {"world",
+       [](Json& d) {
+         d["parallel"] = Json{{"dp", 2147483647}};
+       },
+       "parallel.dp"},
+      {"bucket",
+       [](Json& d) {
+         d["parallel"] = Json{{"bucket_mb", 1e15}};
+       },
+       "parallel.bucket_mb"},
+      {"nodes",
+       [](Json& d) {
+         d["cluster"] = Json{{"preset", "dgx-h100"}, {"nodes", 65537}};
+       },
+       "cluster.nodes"},
+      {"latency",
+       [](Json& d) {
+         d["cluster"] =
+             Json::parse(R"({"preset": "dgx-h100", "inter_node": {"link": "ib-ndr", "latency_us": 1e13}})");
+       },
+       "cluster.inter_node.latency_us"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.what);
+    Json doc = base();
+    c.edit(doc);
+    const auto err = input_error_of([&] { (void)parse_config(doc, ""); });
+    REQUIRE(err.has_value());
+    CHECK(err->where() == c.where);
+  }
+}
