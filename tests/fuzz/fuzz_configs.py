@@ -20,7 +20,9 @@ What it does
     resource               killed / std::bad_alloc / timeout
     message                exit 2 without an "spsim: error:" line (e.g. CLI11's own parse errors)
   A `compare` past the timeout on a sweep of 100 or more points is a warning (each point is a whole
-  simulation), not a failure.
+  simulation), not a failure. Any other simulate / compare / collective case past the timeout runs once
+  more with --slow-factor (6) times the timeout: one that then finishes is slow, not hung (simulation
+  speed of a large valid config), and is judged on that run and listed as a warning.
   `check` does real math: a case it would compute on for minutes (more than --max-check-flops, and small
   enough in memory that spsim rightly runs it) is skipped and counted; big-memory checks are run, and
   spsim must refuse them at once with its memory estimate.
@@ -1081,6 +1083,7 @@ class Result:
         self.stderr = b""
         self.elapsed = 0.0
         self.budget_cut = False  # killed at the end of the time budget before its own timeout
+        self.slow = False  # timed out once, then finished with slow_factor times the timeout
 
 
 # The commands that estimate their memory before they allocate (spsim's --max-memory).
@@ -1187,6 +1190,12 @@ def classify(case_command, res: Result, est, mem_bytes, big_fraction, json_out, 
     # simulation; spsim shows progress on a terminal): a warning, not a hang.
     if kind == "timeout" and case_command.startswith("compare") and points >= 100:
         return False, None, None, None, f"slow sweep: {points} points past the timeout"
+    if kind is None and res.slow:
+        slow = f"slow: past the timeout, then finished in {res.elapsed:.0f} s"
+        if res.rc == 2 and not first_line(err).startswith("spsim: error:"):
+            kind = "exit 2 without 'spsim: error:'"
+        else:
+            return False, None, None, None, slow
     if kind is None and res.rc == 2 and not first_line(err).startswith("spsim: error:"):
         kind = "exit 2 without 'spsim: error:'" + (" (empty stderr)" if not err.strip() else "")
     warning = None
@@ -1270,7 +1279,8 @@ def save_case(out_dir: Path, sub: str, case, res, reason, spsim, max_saved, reco
                                              "mutations": case.desc}, indent=1, ensure_ascii=True) + "\n")
     (d / "stdout").write_bytes(res.stdout[:MiB])
     (d / "stderr").write_bytes(res.stderr[:MiB])
-    (d / "reason.txt").write_text(reason + "mutations:\n" + "".join(f"  {m[:300]}\n" for m in case.desc))
+    (d / "reason.txt").write_text(reason + "mutations:\n" + "".join(f"  {m[:300]}\n" for m in case.desc),
+                                  errors="backslashreplace")
     return d
 
 
@@ -1281,6 +1291,15 @@ def execute(case, args, lib, work_root: Path, deadline=None):
             (d / name).write_bytes(data)
         res = run_argv(args.spsim, case.argv, d, args.timeout, int(args.max_memory_gb * GiB),
                        int(args.max_file_gb * GiB), deadline, args.sanitized)
+        # A hang or merely slow? simulate/compare/collective of a large valid config can take longer
+        # than the timeout (simulation speed, not reliability): run it once more with slow_factor times
+        # the timeout; if it then finishes, the case is judged on that run and reported as slow.
+        if res.timed_out and args.slow_factor > 1 and not case.command.startswith("check"):
+            again = run_argv(args.spsim, case.argv, d, args.timeout * args.slow_factor,
+                             int(args.max_memory_gb * GiB), int(args.max_file_gb * GiB), deadline, args.sanitized)
+            if not again.timed_out and not again.budget_cut:
+                again.slow = True
+                res = again
     finally:
         shutil.rmtree(d, ignore_errors=True)
     return res
@@ -1434,7 +1453,7 @@ def report(stats: Stats, elapsed, out_dir: Path, args):
         for w, r in stats.warnings.items():
             print(f"  {r['count']:6d}  {w}  e.g. {r['example']}")
     msgs = out_dir / "exit2_messages.txt"
-    with msgs.open("w") as f:
+    with msgs.open("w", errors="backslashreplace") as f:  # messages may echo lone surrogates
         for key, (n, msg, cmd, desc) in sorted(stats.exit2.items(), key=lambda kv: -kv[1][0]):
             f.write(f"{n:6d}  {msg}\n        [{cmd}] {desc}\n")
     print(f"distinct exit-2 messages: {len(stats.exit2)} (listed in {msgs})")
@@ -1518,6 +1537,9 @@ def main():
                          "instead of RLIMIT_AS, and allow 4x the --timeout (ASan runs 3-5x slower)")
     ap.add_argument("--max-file-gb", type=float, default=2.0, help="RLIMIT_FSIZE of each child (default 2)")
     ap.add_argument("--timeout", type=float, default=20.0, help="wall-clock limit per case, s (default 20)")
+    ap.add_argument("--slow-factor", type=float, default=6.0,
+                    help="a simulate/compare/collective case past --timeout runs again with this many times "
+                         "the timeout; finishing then is a warning (slow), not a failure (default 6; 1: off)")
     ap.add_argument("--replay", metavar="DIR", help="re-run saved cases / crashers under DIR instead of fuzzing")
     ap.add_argument("--max-cases", type=int, default=0, help="stop after this many generated cases (0: no limit)")
     ap.add_argument("--max-saved-per-signature", type=int, default=20)
