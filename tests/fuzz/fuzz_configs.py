@@ -1188,7 +1188,7 @@ def classify(case_command, res: Result, est, mem_bytes, big_fraction, json_out, 
                 break
     # A compare over many valid points is legitimately slower than the timeout (each point is a whole
     # simulation; spsim shows progress on a terminal): a warning, not a hang.
-    if kind == "timeout" and case_command.startswith("compare") and points >= 100:
+    if kind == "timeout" and case_command.startswith("compare") and points >= 100:  # as big_sweep
         return False, None, None, None, f"slow sweep: {points} points past the timeout"
     if kind is None and res.slow:
         slow = f"slow: past the timeout, then finished in {res.elapsed:.0f} s"
@@ -1284,6 +1284,12 @@ def save_case(out_dir: Path, sub: str, case, res, reason, spsim, max_saved, reco
     return d
 
 
+def big_sweep(case):
+    """A compare over so many points that it is slow by design (classify warns; no second run)."""
+    cfg = parsed_config(case)
+    return case.command.startswith("compare") and cfg is not None and sweep_points(cfg.get("sweep")) >= 100
+
+
 def execute(case, args, lib, work_root: Path, deadline=None):
     d = Path(tempfile.mkdtemp(prefix=f"case-{case.idx}-", dir=work_root))
     try:
@@ -1294,7 +1300,8 @@ def execute(case, args, lib, work_root: Path, deadline=None):
         # A hang or merely slow? simulate/compare/collective of a large valid config can take longer
         # than the timeout (simulation speed, not reliability): run it once more with slow_factor times
         # the timeout; if it then finishes, the case is judged on that run and reported as slow.
-        if res.timed_out and args.slow_factor > 1 and not case.command.startswith("check"):
+        if (res.timed_out and args.slow_factor > 1 and not case.command.startswith("check")
+                and not big_sweep(case)):
             again = run_argv(args.spsim, case.argv, d, args.timeout * args.slow_factor,
                              int(args.max_memory_gb * GiB), int(args.max_file_gb * GiB), deadline, args.sanitized)
             if not again.timed_out and not again.budget_cut:
@@ -1311,7 +1318,7 @@ def parsed_config(case):
     if data is None:
         return None
     try:
-        obj = json.loads(data.decode("utf-8"))
+        obj = json.loads(data.decode("utf-8-sig"))  # spsim, like the JSON standard allows, skips a BOM
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return obj if isinstance(obj, dict) else None
