@@ -34,7 +34,7 @@ struct ErrorCase {
   const char* what;
   std::function<void(Json&)> edit;
   std::string where;
-  std::vector<std::string> parts;  // the message must contain each
+  std::vector<std::string> parts = {};  // the message must contain each
 };
 
 void check_cases(const std::vector<ErrorCase>& cases) {
@@ -466,12 +466,7 @@ TEST_CASE("a plain nlohmann::json document is accepted too") {
 }
 
 TEST_CASE("sizes spsim cannot index or time are errors at the key that makes them") {
-  struct Case {
-    const char* what;
-    std::function<void(Json&)> edit;
-    const char* where;
-  };
-  const std::vector<Case> cases = {
+  check_cases({
       {"batch", [](Json& d) { d["workload"]["batch"] = 1000000000000000; }, "workload"},
       {"vocab", [](Json& d) { d["model"]["vocab"] = 4611686018427387904; }, "model.vocab"},
       {"layers", [](Json& d) { d["model"]["layers"] = 1000001; }, "model.layers"},
@@ -496,13 +491,5 @@ TEST_CASE("sizes spsim cannot index or time are errors at the key that makes the
              Json::parse(R"({"preset": "dgx-h100", "inter_node": {"link": "ib-ndr", "latency_us": 1e13}})");
        },
        "cluster.inter_node.latency_us"},
-  };
-  for (const auto& c : cases) {
-    CAPTURE(c.what);
-    Json doc = base();
-    c.edit(doc);
-    const auto err = input_error_of([&] { (void)parse_config(doc, ""); });
-    REQUIRE(err.has_value());
-    CHECK(err->where() == c.where);
-  }
+  });
 }
