@@ -17,5 +17,6 @@ Action add_simulate(CLI::App& app);
 Action add_compare(CLI::App& app);
 Action add_gantt(CLI::App& app);
 Action add_report(CLI::App& app);
+Action add_validate(CLI::App& app);
 
 }  // namespace spsim::cli

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   track(spsim::cli::add_compare(app));
   track(spsim::cli::add_gantt(app));
   track(spsim::cli::add_report(app));
+  track(spsim::cli::add_validate(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

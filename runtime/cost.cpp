@@ -85,6 +85,114 @@ double unmasked_fraction(const Mask& mask) {
   return allowed / (static_cast<double>(rows.size()) * static_cast<double>(cols.size()));
 }
 
+namespace {
+
+// One arithmetic progression of positions: first + i·stride, i < count (stride 1 for a lone position).
+struct Run {
+  std::int64_t first = 0, stride = 1, count = 0;
+  [[nodiscard]] std::int64_t last() const { return first + (count - 1) * stride; }
+};
+
+// Maximal arithmetic progressions of an ascending list; empty when the list is not strictly ascending.
+[[nodiscard]] std::vector<Run> progressions(const std::vector<std::int64_t>& p) {
+  std::vector<Run> runs;
+  std::size_t i = 0;
+  while (i < p.size()) {
+    if (i + 1 == p.size()) {
+      runs.push_back({p[i], 1, 1});
+      break;
+    }
+    const std::int64_t s = p[i + 1] - p[i];
+    if (s <= 0) return {};
+    std::size_t j = i + 1;
+    while (j + 1 < p.size() && p[j + 1] - p[j] == s) ++j;
+    runs.push_back({p[i], s, static_cast<std::int64_t>(j - i + 1)});
+    i = j + 1;
+  }
+  return runs;
+}
+
+[[nodiscard]] std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  const std::int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+}  // namespace
+
+AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, double fraction, DType dt) {
+  AttentionLaunch l{a.bq, a.bk, a.sq, a.sk, a.d, a.dv};
+  if (!mask.causal || fraction >= 1.0) return l;
+  const auto rows = progressions(*mask.rows), cols = progressions(*mask.cols);
+  const auto general = [&] {
+    l.mask = AttentionLaunch::Mask::fraction;
+    l.fraction = fraction;
+    return l;
+  };
+  if (rows.empty() || cols.empty()) return general();
+  if (rows.size() == 1 && cols.size() == 1 &&
+      (rows[0].stride == cols[0].stride || rows[0].count == 1 || cols[0].count == 1)) {
+    const std::int64_t s = rows[0].count > 1 ? rows[0].stride : cols[0].stride;
+    const std::int64_t offset = floor_div(rows[0].first - cols[0].first, s);
+    l.mask = AttentionLaunch::Mask::causal;
+    l.offset = offset;
+    const std::int64_t dropped_rows = std::max<std::int64_t>(0, -offset);  // rows i < −offset see nothing
+    l.active_rows = static_cast<double>(a.sq - dropped_rows) / static_cast<double>(a.sq);
+    if (offset != a.sk - a.sq) {
+      // Slice to the rows that see a key and the keys some row sees: bottom-right aligned again.
+      const std::int64_t sq = a.sq - dropped_rows;
+      const std::int64_t sk = std::min(a.sk, a.sq - 1 + offset + 1);
+      const auto e = static_cast<std::uint64_t>(dtype_bytes(dt));
+      l.copy_bytes = 2 * e * static_cast<std::uint64_t>(a.bq * sq * a.d + a.bk * sk * (a.d + a.dv));
+      l.offset = offset + dropped_rows;
+      l.sq = sq;
+      l.sk = sk;
+    }
+    return l;
+  }
+  // Several runs: keep the row runs and column runs with a visible pair.
+  enum class Seen { none, all, part };
+  const auto seen = [](const Run& r, const Run& c) {
+    if (c.first > r.last()) return Seen::none;
+    if (c.last() <= r.first) return Seen::all;
+    return Seen::part;
+  };
+  std::vector<bool> row_kept(rows.size()), col_kept(cols.size());
+  bool all_visible = true;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t j = 0; j < cols.size(); ++j) {
+      const Seen v = seen(rows[i], cols[j]);
+      if (v != Seen::none) row_kept[i] = col_kept[j] = true;
+      if (v == Seen::part) all_visible = false;
+    }
+  std::int64_t sq = 0, sk = 0;
+  std::vector<Run> kept_rows, kept_cols;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (row_kept[i]) sq += rows[i].count, kept_rows.push_back(rows[i]);
+  for (std::size_t j = 0; j < cols.size(); ++j)
+    if (col_kept[j]) sk += cols[j].count, kept_cols.push_back(cols[j]);
+  // A kept row run may still face a column run it cannot see (masked pairs inside the kept block).
+  for (const Run& r : kept_rows)
+    for (const Run& c : kept_cols)
+      if (seen(r, c) == Seen::none) all_visible = false;
+  l.sq = sq;
+  l.sk = sk;
+  l.active_rows = static_cast<double>(sq) / static_cast<double>(a.sq);
+  if (all_visible) return l;
+  const bool same = kept_rows.size() == kept_cols.size() &&
+                    std::equal(kept_rows.begin(), kept_rows.end(), kept_cols.begin(), [](const Run& x, const Run& y) {
+                      return x.first == y.first && x.stride == y.stride && x.count == y.count;
+                    });
+  if (same) {
+    l.mask = AttentionLaunch::Mask::causal;
+    l.offset = 0;
+    return l;
+  }
+  l.mask = AttentionLaunch::Mask::fraction;
+  l.fraction = fraction * static_cast<double>(a.sq) * static_cast<double>(a.sk) /
+               (static_cast<double>(sq) * static_cast<double>(sk));
+  return l;
+}
+
 namespace cost {
 
 OpCost gemm(const Shape& a, const Shape& b, const Shape& c, Trans ta, Trans tb, DType dt, bool reads_c) {
@@ -92,7 +200,7 @@ OpCost gemm(const Shape& a, const Shape& b, const Shape& c, Trans ta, Trans tb, 
   const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) *
                        static_cast<double>(g.batch);
   return {OpClass::gemm, flops, bytes_of(a, dt) + bytes_of(b, dt) + (reads_c ? bytes_of(c, dt) : 0),
-          bytes_of(c, dt)};
+          bytes_of(c, dt), KernelShapes{{}, {g}, 1}};
 }
 
 namespace {
@@ -109,24 +217,26 @@ OpCost attention_forward(const Shape& q, const Shape& k, const Shape& v, DType d
   const AttentionDims a = attention_dims(q, k, v);
   check_mask(mask, a.sq, a.sk);
   const double fraction = unmasked_fraction(mask);
-  if (fraction == 0.0) return {OpClass::attention_forward, 0, 0, 0};
+  if (fraction == 0.0) return {OpClass::attention_forward, 0, 0, 0, KernelShapes{{}, {}, 0}};
   const double flops = attention_pairs(a, fraction) * static_cast<double>(2 * a.d + 2 * a.dv);
   const std::uint64_t o = static_cast<std::uint64_t>(a.bq * a.sq * a.dv) * dtype_bytes(dt);
   return {OpClass::attention_forward, flops, bytes_of(q, dt) + bytes_of(k, dt) + bytes_of(v, dt),
-          o + lse_bytes(a, dt)};
+          o + lse_bytes(a, dt), KernelShapes{attention_launch(a, mask, fraction, dt), {}, 1}};
 }
 
 OpCost attention_backward(const Shape& q, const Shape& k, const Shape& v, DType dt, const Mask& mask) {
   const AttentionDims a = attention_dims(q, k, v);
   check_mask(mask, a.sq, a.sk);
   const double fraction = unmasked_fraction(mask);
-  if (fraction == 0.0) return {OpClass::attention_backward, 0, 0, 0};
+  if (fraction == 0.0) return {OpClass::attention_backward, 0, 0, 0, KernelShapes{{}, {}, 0}};
   // S = q kᵀ, dQ = dS k, dK = dSᵀ q have a d-long side (6·d); dP = dO vᵀ, dV = Pᵀ dO a dv-long one (4·dv).
   const double flops = attention_pairs(a, fraction) * static_cast<double>(6 * a.d + 4 * a.dv);
   const std::uint64_t o = static_cast<std::uint64_t>(a.bq * a.sq * a.dv) * dtype_bytes(dt);
   const std::uint64_t grads = bytes_of(q, dt) + bytes_of(k, dt) + bytes_of(v, dt);  // dq, dk, dv
   // Reads q, k, v, o, dO, lse and the three accumulators; writes the three accumulators.
-  return {OpClass::attention_backward, flops, grads + 2 * o + lse_bytes(a, dt) + grads, grads};
+  // flash-attention's backward is three kernels: D = rowsum(dO ∘ O), the main one, the dq conversion.
+  return {OpClass::attention_backward, flops, grads + 2 * o + lse_bytes(a, dt) + grads, grads,
+          KernelShapes{attention_launch(a, mask, fraction, dt), {}, 3}};
 }
 
 OpCost softmax(const Shape& x, DType dt) {
@@ -137,11 +247,17 @@ OpCost softmax_backward(const Shape& y, DType dt) {
   return {OpClass::softmax, 5 * elems(y), 2 * bytes_of(y, dt), bytes_of(y, dt)};
 }
 
-OpCost merge_attention(const Shape& o, DType dt) {
+OpCost merge_attention(const Shape& o, DType dt, double rows) {
   if (o.empty()) fail("merge_attention: o must have at least one dimension");
   const Shape lse(o.begin(), o.end() - 1);
-  const std::uint64_t both = bytes_of(o, dt) + bytes_of(lse, dt);
-  return {OpClass::elementwise, 3 * elems(o) + 8 * elems(lse), 2 * both, both};
+  const double e = static_cast<double>(dtype_bytes(dt));
+  const double acc = std::max(4.0, e);         // the fp32 accumulator (or the dtype, if wider)
+  const double cast = e < 4 ? e + acc : 0;     // o_blk to fp32
+  const double per_elt = cast + 8 * acc;       // cast, o − o_blk (3), sigmoid·(…) (2), o − (…) (3)
+  const double per_row = 3 * 2 * acc;          // three lse kernels, a read and a write each
+  const double moved = rows * (per_elt * elems(o) + per_row * elems(lse));
+  const auto read = static_cast<std::uint64_t>(moved * 0.6), written = static_cast<std::uint64_t>(moved) - read;
+  return {OpClass::elementwise, rows * (3 * elems(o) + 8 * elems(lse)), read, written, KernelShapes{{}, {}, 6}};
 }
 
 OpCost add(const Shape& out, DType dt) {
@@ -182,8 +298,10 @@ OpCost linear(const Shape& x, const Shape& w, bool bias, DType dt) {
   const double flops = 2 * l.rows * l.in * l.out + (bias ? l.rows * l.out : 0);
   const auto e = dtype_bytes(dt);
   const auto y = static_cast<std::uint64_t>(l.rows * l.out) * e;
+  const auto i = [](double v) { return static_cast<std::int64_t>(v); };
   return {OpClass::gemm, flops,
-          bytes_of(x, dt) + bytes_of(w, dt) + (bias ? static_cast<std::uint64_t>(l.out) * e : 0), y};
+          bytes_of(x, dt) + bytes_of(w, dt) + (bias ? static_cast<std::uint64_t>(l.out) * e : 0), y,
+          KernelShapes{{}, {GemmShape{1, i(l.rows), i(l.out), i(l.in)}}, 1}};
 }
 
 OpCost linear_backward(const Shape& x, const Shape& w, bool dx, bool bias, bool accumulate_dx, DType dt) {
@@ -195,7 +313,10 @@ OpCost linear_backward(const Shape& x, const Shape& w, bool dx, bool bias, bool 
   const auto dyb = static_cast<std::uint64_t>(l.rows * l.out) * e;
   const std::uint64_t bb = bias ? static_cast<std::uint64_t>(l.out) * e : 0;
   const std::uint64_t read = xb + wb + dyb + wb + bb + (dx && accumulate_dx ? xb : 0);
-  return {OpClass::gemm, flops, read, (dx ? xb : 0) + wb + bb};
+  const auto i = [](double v) { return static_cast<std::int64_t>(v); };
+  KernelShapes k{{}, {GemmShape{1, i(l.out), i(l.in), i(l.rows)}}, dx ? 2 : 1};  // dw = dyᵀ x
+  if (dx) k.gemms.push_back(GemmShape{1, i(l.rows), i(l.in), i(l.out)});        // dx = dy w
+  return {OpClass::gemm, flops, read, (dx ? xb : 0) + wb + bb, std::move(k)};
 }
 
 namespace {

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "runtime/core/kernel_shape.hpp"
 #include "runtime/device.hpp"
 #include "runtime/tensor.hpp"
 
@@ -27,6 +28,7 @@ struct OpCost {
   double flops = 0;                 // floating-point operations
   std::uint64_t bytes_read = 0;     // bytes
   std::uint64_t bytes_written = 0;  // bytes
+  KernelShapes kernels{};           // the launches the kernel models price (runtime/core/kernel_shape.hpp)
   [[nodiscard]] std::uint64_t bytes() const { return bytes_read + bytes_written; }
 };
 
@@ -38,9 +40,7 @@ struct Matrix3 {
 
 // Resolved gemm problem: op(a) is [m, k], op(b) is [k, n], c is [m, n]; batch = max of the operand
 // batches, and every operand batch divides it (the broadcasting rule of runtime/device.hpp).
-struct GemmDims {
-  std::int64_t batch = 1, m = 0, n = 0, k = 0;
-};
+using GemmDims = GemmShape;
 [[nodiscard]] GemmDims gemm_dims(const Shape& a, const Shape& b, const Shape& c, Trans ta, Trans tb);
 
 // Resolved attention block: q [bq, sq, d], k [bk, sk, d], v [bk, sk, dv]; bq % bk == 0.
@@ -55,6 +55,19 @@ void check_mask(const Mask& mask, std::int64_t sq, std::int64_t sk);
 // for blocks entirely below or above the diagonal; falls back to Mask::unmasked_fraction otherwise.
 // Traces of thousands of ranks call it once per attention block.
 [[nodiscard]] double unmasked_fraction(const Mask& mask);
+
+// The fused-attention launch an implementation makes for block `a` under `mask` (visible fraction
+// `fraction`, from unmasked_fraction), the way flash-attention based ring implementations launch it:
+//  * positions of rows and of columns each one arithmetic progression with one stride s (contiguous:
+//    s = 1; striped: s = P): one kernel; causal offset floor((r0 − c0)/s), none when every key precedes
+//    every query. flash-attention's causal mask is bottom-right aligned (offset sk − sq); another
+//    offset (striped, a later owner: −1) is run by slicing copies of q, k, v so that it is (their bytes
+//    in copy_bytes);
+//  * several runs (zigzag's two chunks): runs that see nothing are dropped (a half block); what is
+//    left is unmasked, or causal when rows and columns are the same positions (the own block), or
+//    else priced as an even `fraction` of a full block.
+[[nodiscard]] AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, double fraction,
+                                               DType dt);
 
 namespace cost {
 
@@ -89,7 +102,13 @@ namespace cost {
 // merge_attention: per row, lse' = log(e^lse + e^lse_blk) and the two weights e^(lse−lse'),
 // e^(lse_blk−lse') → 2 exp + add + log + 2 (sub, exp) ≈ 8 flops/row; per element of o two
 // products and a sum → 3 flops/elt. Reads o, lse, o_blk, lse_blk; writes o, lse.
-[[nodiscard]] OpCost merge_attention(const Shape& o, DType dt);
+//
+// As ring implementations merge (ring-flash-attention's update_out_and_lse, Megatron-CP): o is kept in
+// fp32 and merged by PyTorch elementwise kernels: cast o_blk to fp32 (2 + 4 bytes/elt),
+// o − o_blk (12), sigmoid(lse_blk − lse)·(…) (8), o − (…) (12) → 38 bytes per element of o, and
+// three kernels on lse (8 bytes per row each): six launches. Only the `rows` fraction of the rows the
+// block touched is merged (a zigzag half block updates half of o). flops as above.
+[[nodiscard]] OpCost merge_attention(const Shape& o, DType dt, double rows = 1);
 
 // out = alpha·a + beta·b: 2 products + 1 sum → 3 flops/elt; reads a, b; writes out.
 [[nodiscard]] OpCost add(const Shape& out, DType dt);

@@ -11,6 +11,7 @@
 #include "analysis/config/schema.hpp"
 #include "analysis/config/sweep.hpp"
 #include "runtime/core/error.hpp"
+#include "sim/compute/attention_kernel.hpp"
 
 namespace spsim::analysis {
 
@@ -110,6 +111,9 @@ SimulationConfig parse_simulation(const JsonObject& root) {
   SimulationConfig out;
   out.network = sim::parse_network_mode(obj.choice_or("network", schema::networks(), "flow")).value();
   out.trace_out = obj.string_or("trace_out", "");
+  std::vector<std::string> kernels;
+  for (const auto& f : sim::kernel_families()) kernels.push_back(f.name);
+  out.attention_kernel = obj.choice_or("attention_kernel", kernels, "");
   if (obj.has("compute_slowdown")) {
     const Json& v = obj.at("compute_slowdown");
     if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))

@@ -65,6 +65,9 @@ struct SimulationConfig {
   // Fraction by which compute kernels slow down while a communication kernel runs on the same GPU
   // (sim/replay/replay.hpp); >= 0, default 0.1.
   double compute_slowdown = 0.1;
+  // Fused-attention kernel family (fa2, fa3, fa4, cudnn; sim/compute/attention_kernel.hpp); empty = the
+  // GPU's default_attention_kernel.
+  std::string attention_kernel;
 };
 
 struct CheckConfig {

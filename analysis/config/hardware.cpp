@@ -4,6 +4,7 @@
 #include "analysis/config/files.hpp"
 #include "analysis/config/json_fields.hpp"
 #include "runtime/core/error.hpp"
+#include "sim/compute/attention_kernel.hpp"
 
 namespace spsim::analysis {
 
@@ -11,6 +12,7 @@ using namespace sim;
 using fields::check_keys;
 using fields::get_latency_us;
 using fields::get_nonnegative;
+using fields::get_positive_int;
 using fields::get_string;
 using fields::join_path;
 
@@ -23,6 +25,72 @@ LinkClass parse_link_class(const nlohmann::json& j, const std::string& path) {
   if (c == "network") return LinkClass::network;
   throw InputError(join_path(path, "class"),
                    "unknown link class '" + c + "'; valid choices: nvlink, pcie, network");
+}
+
+// The kernel models' inputs (sim/cluster/hardware.hpp): per-SM facts, the fitted attention kernel
+// families and GEMM constants. All optional; without "sm" the GPU is priced by its roofline.
+void parse_kernel_models(const nlohmann::json& j, const std::string& path, GpuSpec& g) {
+  if (j.contains("sm")) {
+    const std::string p = join_path(path, "sm");
+    const auto& s = j.at("sm");
+    check_keys(s, p, {"count", "clock_MHz", "sfu_per_clk", "fp32_lanes_per_clk", "smem_bytes_per_clk", "source"});
+    SmSpec sm;
+    sm.sm_count = get_positive_int(s, p, "count");
+    sm.clock_Hz = get_nonnegative(s, p, "clock_MHz", true) * 1e6;
+    sm.sfu_per_clk = get_nonnegative(s, p, "sfu_per_clk", true);
+    sm.fp32_lanes_per_clk = get_nonnegative(s, p, "fp32_lanes_per_clk", true);
+    sm.smem_bytes_per_clk = get_nonnegative(s, p, "smem_bytes_per_clk", true);
+    for (double v : {sm.clock_Hz, sm.sfu_per_clk, sm.fp32_lanes_per_clk, sm.smem_bytes_per_clk})
+      if (!(v > 0)) throw InputError(p, "every per-SM fact must be > 0");
+    g.sm = sm;
+  }
+  if (j.contains("attention_kernels")) {
+    const std::string p = join_path(path, "attention_kernels");
+    const auto& ks = j.at("attention_kernels");
+    if (!ks.is_object()) throw InputError(p, "expected an object of kernel families (fa2, fa3, fa4, cudnn)");
+    if (!g.sm) throw InputError(p, "needs the per-SM facts (\"sm\") of the GPU");
+    for (const auto& [name, k] : ks.items()) {
+      const std::string kp = join_path(p, name);
+      if (!sim::find_kernel_family(name)) {
+        std::string valid;
+        for (const auto& f : sim::kernel_families()) valid += (valid.empty() ? "" : ", ") + f.name;
+        throw InputError(kp, "unknown attention kernel family '" + name + "'; valid choices: " + valid);
+      }
+      check_keys(k, kp, {"mma_efficiency_fwd", "mma_efficiency_bwd", "overlap_fwd", "overlap_bwd",
+                         "cta_overhead_cycles_fwd", "cta_overhead_cycles_bwd", "exp_emulated", "fitted_on"});
+      AttentionKernelParams a;
+      a.mma_efficiency_fwd = get_nonnegative(k, kp, "mma_efficiency_fwd", true);
+      a.mma_efficiency_bwd = get_nonnegative(k, kp, "mma_efficiency_bwd", true);
+      a.overlap_fwd = get_nonnegative(k, kp, "overlap_fwd");
+      a.overlap_bwd = get_nonnegative(k, kp, "overlap_bwd");
+      a.cta_overhead_cycles_fwd = get_nonnegative(k, kp, "cta_overhead_cycles_fwd");
+      a.cta_overhead_cycles_bwd = get_nonnegative(k, kp, "cta_overhead_cycles_bwd");
+      a.exp_emulated = k.contains("exp_emulated") ? get_nonnegative(k, kp, "exp_emulated") : 0;
+      a.fitted_on = get_string(k, kp, "fitted_on");
+      for (double v : {a.mma_efficiency_fwd, a.mma_efficiency_bwd})
+        if (!(v > 0) || v > 1) throw InputError(kp, "MMA efficiencies must be in (0, 1]");
+      if (a.overlap_fwd > 1 || a.overlap_bwd > 1 || a.exp_emulated > 1) throw InputError(kp, "overlap and exp_emulated must be in [0, 1]");
+      g.attention_kernels[name] = a;
+    }
+  }
+  if (j.contains("default_attention_kernel")) {
+    g.default_attention_kernel = get_string(j, path, "default_attention_kernel");
+    if (!g.attention_kernels.contains(g.default_attention_kernel))
+      throw InputError(join_path(path, "default_attention_kernel"),
+                       "'" + g.default_attention_kernel + "' is not one of this GPU's attention_kernels");
+  }
+  if (j.contains("gemm")) {
+    const std::string p = join_path(path, "gemm");
+    const auto& k = j.at("gemm");
+    if (!g.sm) throw InputError(p, "needs the per-SM facts (\"sm\") of the GPU");
+    check_keys(k, p, {"mma_efficiency", "fill_us", "fitted_on"});
+    GemmParams gp;
+    gp.mma_efficiency = get_nonnegative(k, p, "mma_efficiency", true);
+    if (!(gp.mma_efficiency > 0) || gp.mma_efficiency > 1) throw InputError(p, "mma_efficiency must be in (0, 1]");
+    gp.fill_us = get_nonnegative(k, p, "fill_us");
+    gp.fitted_on = get_string(k, p, "fitted_on");
+    g.gemm = gp;
+  }
 }
 
 }  // namespace
@@ -49,7 +117,8 @@ GpuSpec load_gpu(const std::string& name, const std::string& where) {
 GpuSpec parse_gpu(const nlohmann::json& j, const std::string& path, const std::string& name) {
   check_keys(j, path,
              {"name", "description", "peak_tflops", "hbm_bytes", "hbm_GBps", "efficiency",
-              "launch_overhead_us", "nvlink", "source"});
+              "launch_overhead_us", "nvlink", "source", "sm", "attention_kernels", "default_attention_kernel",
+              "gemm"});
   GpuSpec g;
   for (const char* key : {"peak_tflops", "efficiency"})
     if (!j.contains(key)) throw InputError(join_path(path, key), "missing required key");
@@ -72,6 +141,7 @@ GpuSpec parse_gpu(const nlohmann::json& j, const std::string& path, const std::s
   g.launch_overhead = Time::from_us(get_latency_us(j, path, "launch_overhead_us"));
   g.nvlink = j.contains("nvlink") ? get_string(j, path, "nvlink") : "";
   g.source = get_string(j, path, "source");
+  parse_kernel_models(j, path, g);
   return g;
 }
 

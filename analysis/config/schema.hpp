@@ -46,7 +46,8 @@ inline const std::vector<std::string> parallel_keys = {"dp", "bucket_mb"};
 // The registry name `name` stands for (an alias resolved; "auto" stays "auto").
 [[nodiscard]] std::string canonical_algorithm(const std::string& name);
 
-inline const std::vector<std::string> simulation_keys = {"network", "trace_out", "compute_slowdown"};
+inline const std::vector<std::string> simulation_keys = {"network", "trace_out", "compute_slowdown",
+                                                         "attention_kernel"};
 [[nodiscard]] std::vector<std::string> networks();  // sim::NetworkMode names
 
 inline const std::vector<std::string> check_keys = {"dtype", "seed"};

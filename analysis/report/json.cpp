@@ -73,7 +73,8 @@ nlohmann::json simulation_to_json(const Config& cfg, const SimSummary& s) {
   j["cluster"] = {{"name", s.cluster},
                   {"gpu", s.gpu},
                   {"gpus", s.gpus},
-                  {"network", sim::network_mode_name(cfg.simulation.network)}};
+                  {"network", sim::network_mode_name(cfg.simulation.network)},
+                  {"attention_kernel", s.attention_kernel}};
   j["compute_slowdown"] = s.compute_slowdown;
   j["step_time_s"] = s.step_time_s;
   j["forward_s"] = s.forward_s;

@@ -38,7 +38,8 @@ std::string header(const Config& cfg, const SimSummary& s) {
          (w.causal ? ", causal" : "") +
          (w.passes == models::Passes::fwd ? ", forward only" : ", forward+backward") + "; network " +
          sim::network_mode_name(cfg.simulation.network) + ", compute slowdown during comm " +
-         format_fixed(100 * s.compute_slowdown, 0) + "%\n\n";
+         format_fixed(100 * s.compute_slowdown, 0) + "%" +
+         (s.attention_kernel.empty() ? std::string() : "; attention kernel " + s.attention_kernel) + "\n\n";
   return out;
 }
 

@@ -161,7 +161,8 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
                          std::to_string(cfg.strategy.degree) + " SP group need " + std::to_string(world) +
                          " GPUs; the cluster has " + std::to_string(gpus) +
                          " (use dp <= " + std::to_string(gpus / cfg.strategy.degree) + " or add nodes)");
-  const sim::ComputeModel model(cluster.config().gpu, cfg.workload.dtype, "workload.dtype");
+  const sim::ComputeModel model(cluster.config().gpu, cfg.workload.dtype, "workload.dtype",
+                                cfg.simulation.attention_kernel);
   const auto mode = cfg.simulation.network;
   const rt::MemoryLimit limit = options.memory_limit ? *options.memory_limit : rt::host_memory_limit();
   check_trace_memory(cfg, limit);
@@ -177,6 +178,7 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
   s.gpu = cluster.config().gpu.name;
   s.gpus = gpus;
   s.compute_slowdown = cfg.simulation.compute_slowdown;
+  s.attention_kernel = model.attention_kernel();
   s.gpu_memory_bytes = static_cast<std::uint64_t>(cluster.config().gpu.hbm_bytes);
   std::vector<sim::MemoryProfile> memory;
   for (std::size_t r = 0; r < traces.size(); ++r) {

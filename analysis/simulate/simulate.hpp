@@ -55,6 +55,7 @@ struct SimSummary {
   std::string gpu;                                // GPU spec name
   int gpus = 0;                                   // GPUs in the cluster
   double compute_slowdown = 0;                    // simulation.compute_slowdown used
+  std::string attention_kernel;                   // fused-attention kernel family ("" = roofline)
   std::map<std::string, std::string> algorithms;  // collective kind -> algorithm(s)/protocol that ran
   std::uint64_t skipped_ops = 0;                  // fully masked blocks never launched (all ranks)
 };

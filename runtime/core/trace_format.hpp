@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "runtime/core/comm_kind.hpp"
+#include "runtime/core/kernel_shape.hpp"
 #include "runtime/core/types.hpp"
 
 namespace spsim::rt::trace {
@@ -70,6 +71,7 @@ struct ComputeOp {
   std::uint64_t bytes_written = 0;  // bytes
   bool skipped = false;             // fully masked attention block: no kernel, no time
   std::vector<Shape> shapes;        // operand shapes in the method's argument order (undefined: [])
+  KernelShapes kernels{};           // what the kernel models price (runtime/core/kernel_shape.hpp)
   [[nodiscard]] std::uint64_t bytes() const { return bytes_read + bytes_written; }
 };
 

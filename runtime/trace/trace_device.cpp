@@ -87,7 +87,7 @@ void TraceDevice::check_all(const char* op,
 
 void TraceDevice::record(std::string_view op, const OpCost& cost, std::vector<Shape> shapes, bool skipped) {
   recorder_.add(ComputeOp{op, cost.op_class, cost.flops, cost.bytes_read, cost.bytes_written, skipped,
-                          std::move(shapes)});
+                          std::move(shapes), cost.kernels});
 }
 
 // ---- memory ------------------------------------------------------------------------------------
@@ -161,6 +161,8 @@ void TraceDevice::attention_block_forward(const Tensor& q, const Tensor& k, cons
   expect_shape(op, o, "o", with_last(q.shape(), a.dv));
   expect_shape(op, lse, "lse", drop_last(q.shape()));
   const OpCost c = cost::attention_forward(q.shape(), k.shape(), v.shape(), dtype_, mask);
+  // A later merge of this block's output merges only the rows it touched (cost::merge_attention).
+  if (c.kernels.attention) block_rows_[o.storage()->id()] = c.kernels.attention->active_rows;
   record(op, c, {q.shape(), k.shape(), v.shape(), o.shape(), lse.shape()}, c.bytes() == 0);
 }
 
@@ -198,7 +200,12 @@ void TraceDevice::merge_attention(Tensor& o, Tensor& lse, const Tensor& o_blk, c
   same_shape(op, o, "o", o_blk, "o_blk");
   expect_shape(op, lse, "lse", drop_last(o.shape()));
   expect_shape(op, lse_blk, "lse_blk", drop_last(o.shape()));
-  record(op, cost::merge_attention(o.shape(), dtype_),
+  double rows = 1.0;
+  if (const auto it = block_rows_.find(o_blk.storage()->id()); it != block_rows_.end()) {
+    rows = it->second;
+    block_rows_.erase(it);
+  }
+  record(op, cost::merge_attention(o.shape(), dtype_, rows),
          {o.shape(), lse.shape(), o_blk.shape(), lse_blk.shape()});
 }
 

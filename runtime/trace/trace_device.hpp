@@ -2,7 +2,9 @@
 // its cost (runtime/cost.hpp), allocations and frees into a Recorder.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
+#include <unordered_map>
 #include <utility>
 
 #include "runtime/cost.hpp"
@@ -66,6 +68,9 @@ class TraceDevice final : public Device {
   void record(std::string_view op, const OpCost& cost, std::vector<Shape> shapes, bool skipped = false);
   DType dtype_;
   Recorder recorder_;
+  // Storage id of an attention block's output → the fraction of its rows that saw a key, until the
+  // block is merged (merge_attention prices only those rows).
+  std::unordered_map<std::uint64_t, double> block_rows_;
 };
 
 // Data-less storage of `bytes`: records an Alloc now and a Free when the last reference goes.

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,36 @@ struct LinkSpec {
   [[nodiscard]] double effective_Bps() const { return bandwidth_Bps * efficiency; }
 };
 
+// Per-SM hardware facts for the kernel models (sim/compute/attention_kernel.hpp, gemm_kernel.hpp). The
+// tensor-core rate per SM and clock is not listed: it is peak_flops[dtype] / (sm_count · clock_Hz).
+struct SmSpec {
+  int sm_count = 0;
+  double clock_Hz = 0;               // the clock the tensor-core peak is quoted at
+  double sfu_per_clk = 0;            // exponentials (MUFU ex2) per SM per clock
+  double fp32_lanes_per_clk = 0;     // FP32 instructions per SM per clock (an FMA is one)
+  double smem_bytes_per_clk = 0;     // shared-memory bandwidth per SM
+};
+
+// The fitted efficiencies of one fused-attention kernel family on one GPU (what its tiles, SFU,
+// FP32 and shared-memory times leave unexplained); `fitted_on` names the validation rows they came from.
+struct AttentionKernelParams {
+  double mma_efficiency_fwd = 1;  // achieved fraction of the tensor-core peak inside a forward tile
+  double mma_efficiency_bwd = 1;  // the same for the backward's five GEMMs
+  double overlap_fwd = 0;             // fraction of the shorter of (MMA, softmax) hidden under the longer
+  double overlap_bwd = 0;
+  double cta_overhead_cycles_fwd = 0; // per thread block besides its HBM prologue and epilogue
+  double cta_overhead_cycles_bwd = 0;
+  double exp_emulated = 0;        // fraction of exponentials computed on the FMA units (FlashAttention-4)
+  std::string fitted_on;
+};
+
+// The GEMM model's fitted constants (sim/compute/gemm_kernel.hpp).
+struct GemmParams {
+  double mma_efficiency = 1;  // achieved fraction of the tensor-core peak in the main loop
+  double fill_us = 0;         // per thread block: the pipeline's first loads before the main loop
+  std::string fitted_on;
+};
+
 // One GPU type: the compute model's inputs. Efficiencies are per op class (runtime OpClass order);
 // compute time = max(FLOPs / (peak x eff), bytes / (HBM x eff)) + launch overhead (DESIGN.md §6).
 struct GpuSpec {
@@ -43,6 +74,11 @@ struct GpuSpec {
   Time launch_overhead{};
   std::string nvlink;  // link type name of its NVLink generation ("" = none)
   std::string source;
+  // The kernel models; without `sm` (an inline GPU without the facts) every op uses the roofline.
+  std::optional<SmSpec> sm;
+  std::map<std::string, AttentionKernelParams> attention_kernels;  // by family: fa2, fa3, fa4, cudnn
+  std::string default_attention_kernel;
+  std::optional<GemmParams> gemm;
   [[nodiscard]] double op_efficiency(rt::OpClass c) const { return efficiency[static_cast<std::size_t>(c)]; }
 };
 

@@ -1,9 +1,12 @@
-// The roofline compute model of one op.
+// The compute model of one op: kernel models for fused attention and GEMMs, a roofline for the rest.
 #include "sim/compute/compute_model.hpp"
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 
 #include "runtime/core/error.hpp"
+#include "sim/compute/gemm_kernel.hpp"
 
 namespace spsim::sim {
 
@@ -21,7 +24,36 @@ std::string peak_key(rt::DType dtype) {
   return "?";
 }
 
-ComputeModel::ComputeModel(GpuSpec gpu, rt::DType dtype, const std::string& where) : gpu_(std::move(gpu)) {
+namespace {
+struct LaunchKey {
+  rt::AttentionLaunch launch;
+  rt::OpClass op_class;
+  double bytes;
+  bool operator==(const LaunchKey&) const = default;
+};
+struct LaunchHash {
+  std::size_t operator()(const LaunchKey& k) const {
+    std::size_t h = 1469598103934665603ull;
+    const auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    const auto& l = k.launch;
+    for (std::int64_t v : {l.bq, l.bk, l.sq, l.sk, l.d, l.dv, l.offset}) mix(static_cast<std::uint64_t>(v));
+    mix(static_cast<std::uint64_t>(l.mask));
+    mix(static_cast<std::uint64_t>(k.op_class));
+    mix(static_cast<std::uint64_t>(l.fraction * 1e12));
+    mix(static_cast<std::uint64_t>(k.bytes));
+    return h;
+  }
+};
+}  // namespace
+
+struct ComputeModel::Cache {
+  std::mutex mutex;
+  std::unordered_map<LaunchKey, double, LaunchHash> seconds;
+};
+
+ComputeModel::ComputeModel(GpuSpec gpu, rt::DType dtype, const std::string& where, const std::string& attention_kernel,
+                           const std::string& kernel_where)
+    : gpu_(std::move(gpu)), dtype_(dtype), cache_(std::make_shared<Cache>()) {
   const auto key = peak_key(dtype);
   const auto it = gpu_.peak_flops.find(key);
   if (it == gpu_.peak_flops.end() || !(it->second > 0)) {
@@ -30,6 +62,24 @@ ComputeModel::ComputeModel(GpuSpec gpu, rt::DType dtype, const std::string& wher
     throw InputError(where, "GPU '" + gpu_.name + "' lists no peak for dtype " + key + "; it has: " + have);
   }
   peak_flops_ = it->second;
+  tensor_dtype_ = dtype == rt::DType::bf16 || dtype == rt::DType::f16;
+  if (!gpu_.sm) {
+    if (!attention_kernel.empty())
+      throw InputError(kernel_where, "GPU '" + gpu_.name + "' lists no per-SM facts (\"sm\"), so no attention "
+                                         "kernel model applies; remove '" + attention_kernel + "'");
+    return;
+  }
+  const std::string name = attention_kernel.empty() ? gpu_.default_attention_kernel : attention_kernel;
+  if (name.empty()) return;
+  family_ = find_kernel_family(name);
+  const auto p = gpu_.attention_kernels.find(name);
+  if (!family_ || p == gpu_.attention_kernels.end()) {
+    std::string have;
+    for (const auto& [k, v] : gpu_.attention_kernels) have += (have.empty() ? "" : ", ") + k;
+    throw InputError(kernel_where, "GPU '" + gpu_.name + "' has no fitted parameters for attention kernel '" +
+                                       name + "'; it has: " + (have.empty() ? "none" : have));
+  }
+  params_ = &p->second;
 }
 
 double ComputeModel::roofline_s(rt::OpClass op_class, double flops, double bytes) const {
@@ -39,14 +89,43 @@ double ComputeModel::roofline_s(rt::OpClass op_class, double flops, double bytes
   return std::max(compute_s, memory_s);
 }
 
-Time ComputeModel::duration(const rt::trace::ComputeOp& op) const {
-  if (op.skipped) return Time{};
-  return Time::from_seconds(roofline_s(op.op_class, op.flops, static_cast<double>(op.bytes()))) +
-         gpu_.launch_overhead;
+double ComputeModel::attention_s(const rt::AttentionLaunch& l, rt::OpClass op_class, double bytes) const {
+  const LaunchKey key{l, op_class, bytes};
+  {
+    const std::lock_guard lock(cache_->mutex);
+    if (const auto it = cache_->seconds.find(key); it != cache_->seconds.end()) return it->second;
+  }
+  const auto pass = op_class == rt::OpClass::attention_forward ? AttentionPass::forward : AttentionPass::backward;
+  double s = attention_kernel_s(l, pass, *family_, *params_, *gpu_.sm, peak_flops_, gpu_.hbm_Bps, bytes);
+  if (l.copy_bytes > 0) s += roofline_s(rt::OpClass::copy, 0, static_cast<double>(l.copy_bytes));
+  const std::lock_guard lock(cache_->mutex);
+  cache_->seconds.emplace(key, s);
+  return s;
 }
 
-double ComputeModel::duration_s(rt::OpClass op_class, double flops, double bytes) const {
-  return roofline_s(op_class, flops, bytes) + gpu_.launch_overhead.seconds();
+double ComputeModel::kernel_s(rt::OpClass op_class, double flops, double bytes, const rt::KernelShapes& k) const {
+  const bool attention = op_class == rt::OpClass::attention_forward || op_class == rt::OpClass::attention_backward;
+  if (attention && k.attention && family_ && tensor_dtype_) return attention_s(*k.attention, op_class, bytes);
+  if (op_class == rt::OpClass::gemm && !k.gemms.empty() && gpu_.sm && gpu_.gemm && tensor_dtype_) {
+    double s = 0;
+    const double out = static_cast<double>(rt::dtype_bytes(dtype_));
+    for (const auto& g : k.gemms) s += gemm_kernel_s(g, *gpu_.gemm, *gpu_.sm, peak_flops_, gpu_.hbm_Bps, out);
+    return std::max(s, bytes / gpu_.hbm_Bps);
+  }
+  return roofline_s(op_class, flops, bytes);
+}
+
+Time ComputeModel::duration(const rt::trace::ComputeOp& op) const {
+  if (op.skipped) return Time{};
+  const double launches = op.kernels.attention && op.kernels.attention->copy_bytes > 0 ? 3 : 0;
+  return Time::from_seconds(kernel_s(op.op_class, op.flops, static_cast<double>(op.bytes()), op.kernels)) +
+         static_cast<std::int64_t>(std::max(op.kernels.launches, 1) + static_cast<int>(launches)) * gpu_.launch_overhead;
+}
+
+double ComputeModel::duration_s(rt::OpClass op_class, double flops, double bytes, const rt::KernelShapes& kernels) const {
+  const double copies = kernels.attention && kernels.attention->copy_bytes > 0 ? 3 : 0;
+  return kernel_s(op_class, flops, bytes, kernels) +
+         gpu_.launch_overhead.seconds() * (std::max(kernels.launches, 1) + copies);
 }
 
 }  // namespace spsim::sim

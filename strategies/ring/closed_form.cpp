@@ -69,8 +69,10 @@ void RingLevel::forward(Timeline& t, int r) const {
   const double sent = 2 * kv_bytes();
   for (int j = 0; j < p_; ++j) {
     const rt::Mask m = mask(r, (r - j + p_) % p_);
-    double c = attention_op_s(hw_, rt::cost::attention_forward(q(), kv(), kv(), dt_, m));
-    if (j > 0 && rt::unmasked_fraction(m) > 0) c += op(rt::cost::merge_attention(q(), dt_));
+    const rt::OpCost a = rt::cost::attention_forward(q(), kv(), kv(), dt_, m);
+    double c = attention_op_s(hw_, a);
+    if (j > 0 && a.kernels.attention)
+      c += op(rt::cost::merge_attention(q(), dt_, a.kernels.attention->active_rows));
     if (j + 1 < p_)
       t.overlapped(c, pass_, sent);
     else

@@ -1,0 +1,66 @@
+// The committed published measurements `spsim validate` checks the models against (configs/validation/):
+// one JSON file per group, parsed here into typed rows (the reader speaks nlohmann::json).
+//
+// A file: {"group", "description", "kind": attention_kernel | gemm | distributed, "tolerance_mape",
+// optional "tolerance_max" (every validation row within it), "tolerance_applies_to", optional
+// "min_seq_len" (attention rows below it are reported, not held to the tolerance), "source",
+// "defaults" (fields merged under every row), "rows": [...], optional "ratios": [{"name", "num",
+// "den", "tolerance"}] (distributed: measured num/den against predicted, both row ids)}.
+// A row: "id", "use" (calibration: used to fit; validation: never), "measured", "unit", optional
+// "note" and "source", and by kind:
+//   attention_kernel  gpu, kernel, pass (fwd | bwd | fwd+bwd), causal, batch, heads, kv_heads,
+//                     seq_len, head_dim, optional head_dim_v, dtype; unit TFLOP/s (the FlashAttention
+//                     papers' FLOP convention) or it/s
+//   gemm              gpu, m, n, k, dtype; unit TFLOP/s
+//   distributed       config: a whole simulate config (inline); unit it/s (1 / step time)
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/config/config.hpp"
+
+namespace spsim::analysis {
+
+enum class ValidationKind { attention_kernel, gemm, distributed };
+
+struct ValidationRow {
+  std::string id;
+  bool calibration = false;  // "use": "calibration" (fitted on) or "validation"
+  double measured = 0;
+  std::string unit;          // TFLOP/s | it/s
+  std::string note, source;
+  // attention_kernel and gemm
+  std::string gpu, kernel, pass;  // pass: fwd | bwd | fwd+bwd
+  bool causal = false;
+  std::int64_t batch = 1, heads = 1, kv_heads = 1, seq_len = 0, head_dim = 0, head_dim_v = 0;
+  std::int64_t m = 0, n = 0, k = 0;
+  rt::DType dtype = rt::DType::bf16;
+  // distributed
+  std::optional<Config> config;
+};
+
+struct ValidationRatio {
+  std::string name, num, den;  // row ids
+  double tolerance = 0;
+};
+
+struct ValidationGroup {
+  std::string name, description, source, applies_to;
+  std::filesystem::path file;
+  ValidationKind kind = ValidationKind::attention_kernel;
+  double tolerance_mape = 0;
+  std::optional<double> tolerance_max;
+  std::int64_t min_seq_len = 0;
+  std::vector<ValidationRow> rows;
+  std::vector<ValidationRatio> ratios;
+};
+
+// Every *.json of `dir` (default config_dir()/validation), sorted by file name. InputError naming the
+// file and JSON path on a bad field.
+[[nodiscard]] std::vector<ValidationGroup> load_validation(const std::filesystem::path& dir = {});
+
+}  // namespace spsim::analysis

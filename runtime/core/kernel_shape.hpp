@@ -1,0 +1,45 @@
+// What a backend's kernel launch looks like, beyond its FLOPs and bytes: the shapes the simulator's
+// kernel models (sim/compute/) price. runtime/cost.cpp derives them from an op's operands and mask.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace spsim::rt {
+
+// One GEMM kernel: batch independent problems of op(a) [m, k] × op(b) [k, n] → c [m, n].
+struct GemmShape {
+  std::int64_t batch = 1, m = 0, n = 0, k = 0;
+  friend bool operator==(const GemmShape&, const GemmShape&) = default;
+};
+
+// The fused-attention kernel an implementation launches for one attention block, after it drops the
+// rows and columns that see nothing (a zigzag half block) and slices what its kernel cannot mask.
+//
+// The kernel runs `bq` (batch·query heads) problems of `sq` query rows × `sk` keys with head dims d
+// (q, k) and dv (v). Mask, in the kernel's local indices i (query) and j (key):
+//   none      every pair is computed;
+//   causal    key j is visible to query i iff j <= i + offset (offset = sk − sq is flash-attention's
+//             bottom-right aligned causal mask; offset 0 with sq = sk the ordinary one);
+//   fraction  another pattern: `fraction` of the pairs are visible, spread evenly.
+struct AttentionLaunch {
+  enum class Mask : std::uint8_t { none, causal, fraction };
+  std::int64_t bq = 0, bk = 0, sq = 0, sk = 0, d = 0, dv = 0;
+  Mask mask = Mask::none;
+  std::int64_t offset = 0;        // causal only
+  double fraction = 1;            // fraction only: visible pairs / (sq·sk)
+  std::uint64_t copy_bytes = 0;   // bytes the implementation copies (read + written) to slice operands
+  double active_rows = 1;         // fraction of the block's query rows that see at least one key
+  friend bool operator==(const AttentionLaunch&, const AttentionLaunch&) = default;
+};
+
+// The kernels one op launches (empty lists: priced by the op class roofline alone).
+struct KernelShapes {
+  std::optional<AttentionLaunch> attention;
+  std::vector<GemmShape> gemms;
+  int launches = 1;  // kernels the op launches (launch overhead each); 0 = none (a skipped block)
+  friend bool operator==(const KernelShapes&, const KernelShapes&) = default;
+};
+
+}  // namespace spsim::rt

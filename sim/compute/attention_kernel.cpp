@@ -1,0 +1,161 @@
+// The fused-attention kernel model (see the header).
+#include "sim/compute/attention_kernel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <queue>
+
+namespace spsim::sim {
+
+namespace {
+constexpr double kFp32Forward = 4;   // FP32 instructions per score besides the exponential (header)
+constexpr double kFp32Backward = 5;
+constexpr double kPolyExp = 8;       // FMA-unit instructions per emulated exponential
+constexpr double kElemBytes = 2;     // bf16 / fp16 operands in shared memory
+
+[[nodiscard]] std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+}  // namespace
+
+const std::vector<KernelFamily>& kernel_families() {
+  static const std::vector<KernelFamily> families = {
+      {"fa2", "FlashAttention-2 (mma.sync, one warp group per tile; K/V read by 4 warps)", 0, 4},
+      {"fa3", "FlashAttention-3 (Hopper wgmma, warp specialisation, ping-pong softmax)", 1, 1},
+      {"fa4", "FlashAttention-4 (Blackwell tcgen05, TMEM, part-software exponentials, 1-CTA backward)", 1, 1, 1},
+      {"cudnn", "cuDNN fused SDPA (flash-style; tiles not public, taken as FlashAttention-3's)", 1, 1},
+  };
+  return families;
+}
+
+const KernelFamily* find_kernel_family(const std::string& name) {
+  for (const auto& f : kernel_families())
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+TileShape tile_shape(const std::string& family, AttentionPass pass, std::int64_t d_qk, std::int64_t dv,
+                     bool causal) {
+  const bool fwd = pass == AttentionPass::forward;
+  const std::int64_t d = std::max(d_qk, dv);
+  if (family == "fa2") {
+    if (fwd) return d <= 64 ? TileShape{128, 128} : d <= 128 ? TileShape{128, 64} : TileShape{64, 64};
+    return d <= 64 ? TileShape{128, 128} : d <= 128 ? TileShape{64, 128} : TileShape{64, 64};
+  }
+  if (family == "fa4") {
+    if (fwd) return {128, 128};  // two 128-row Q tiles per CTA, each its own MMA tile
+    // The backward keeps dK (Bc×d), dV (Bc×dv), S and dP (Bc×Br each) in fp32 in tensor memory:
+    // 512 columns of 128 lanes. d = dv = 128 fills it with Br = 128; larger head dims halve Br.
+    return {d_qk + dv + 2 * 128 <= 512 ? 128 : 64, 128};
+  }
+  // fa3 and cudnn
+  if (fwd) {
+    if (d <= 64) return {192, 128};
+    if (d <= 128) return causal ? TileShape{128, 128} : TileShape{128, 176};
+    if (d <= 192) return {128, 112};
+    return {128, 80};
+  }
+  if (d <= 64) return {128, 128};
+  if (d <= 128) return {64, 128};
+  return {64, 64};
+}
+
+double schedule_cycles(const std::vector<double>& work, const std::vector<std::int64_t>& count, int slots) {
+  std::vector<std::size_t> order(work.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::ranges::sort(order, [&](std::size_t a, std::size_t b) { return work[a] > work[b]; });
+  std::int64_t total = 0;
+  double sum = 0, longest = 0;
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    total += count[i];
+    sum += work[i] * static_cast<double>(count[i]);
+    if (count[i] > 0) longest = std::max(longest, work[i]);
+  }
+  if (total == 0) return 0;
+  if (total > 200000) return std::max(sum / slots, longest);
+  // Min-heap of SM finish times; blocks in descending work go to the SM that frees first.
+  std::priority_queue<double, std::vector<double>, std::greater<>> sms;
+  for (int i = 0; i < slots; ++i) sms.push(0.0);
+  double makespan = 0;
+  for (std::size_t i : order)
+    for (std::int64_t c = 0; c < count[i]; ++c) {
+      const double t = sms.top() + work[i];
+      sms.pop();
+      sms.push(t);
+      makespan = std::max(makespan, t);
+    }
+  return makespan;
+}
+
+double attention_kernel_s(const rt::AttentionLaunch& l, AttentionPass pass, const KernelFamily& family,
+                          const AttentionKernelParams& p, const SmSpec& sm, double tensor_flops, double hbm_Bps,
+                          double bytes) {
+  using Mask = rt::AttentionLaunch::Mask;
+  if (l.sq <= 0 || l.sk <= 0 || l.bq <= 0) return 0;
+  const bool fwd = pass == AttentionPass::forward;
+  const bool causal = l.mask == Mask::causal;
+  const TileShape t = tile_shape(family.name, pass, l.d, l.dv, causal);
+  const double br = t.br, bc = t.bc, d = static_cast<double>(l.d), dv = static_cast<double>(l.dv);
+  const double tc = tensor_flops / (sm.sm_count * sm.clock_Hz);  // FLOP per clock per SM
+  const double scores = br * bc;
+
+  const double mma = fwd ? 2 * scores * (d + dv) / (tc * p.mma_efficiency_fwd)
+                         : 2 * scores * (3 * d + 2 * dv) / (tc * p.mma_efficiency_bwd);
+  const double emulated = fwd ? p.exp_emulated : 0;
+  const double exp = scores * (1 - emulated) / sm.sfu_per_clk;
+  // Per tile the forward also rescales its Br×dv output accumulator by the new row max (one FP32
+  // multiply per element) and the backward accumulates its Br×d slice of dQ in FP32.
+  const double accumulator = fwd ? br * dv : br * d;
+  const double fp32 =
+      (scores * ((fwd ? kFp32Forward : kFp32Backward) + emulated * kPolyExp) + accumulator) / sm.fp32_lanes_per_clk;
+  const double smem_bytes = fwd ? kElemBytes * (family.q_reads * br * d + family.kv_reads * bc * (d + dv))
+                                : kElemBytes * (br * (2 * d + 2 * dv) + bc * (2 * d + dv) / family.bwd_pair + 5 * scores);
+  const double smem = smem_bytes / sm.smem_bytes_per_clk;
+  const double soft = std::max(exp, fp32);  // the SFU and the FP32 pipes issue in parallel
+  const double overlap = fwd ? p.overlap_fwd : p.overlap_bwd;
+  const double tile = std::max({mma, soft, smem}) + (1 - overlap) * std::min(mma, soft);
+
+  // Tiles each CTA computes. Query block m covers rows [m·br, min(sq, (m+1)·br)), key block n keys
+  // [n·bc, …); under `causal` tile (m, n) is computed iff its first key is visible to its last row.
+  const std::int64_t nm = ceil_div(l.sq, t.br), nn = ceil_div(l.sk, t.bc);
+  const auto last_row = [&](std::int64_t m) { return std::min(l.sq, (m + 1) * t.br) - 1; };
+  const auto visible = [&](std::int64_t m, std::int64_t n) { return n * t.bc <= last_row(m) + l.offset; };
+  // A CTA's own HBM traffic outside the tile loop: forward loads its Q block and stores O (and lse);
+  // backward loads its K, V block and stores dK, dV. All SMs do this at once, so each gets 1/SMs of
+  // the HBM bandwidth; it does not overlap the CTA's tiles (prologue and epilogue).
+  const double io_bytes = fwd ? kElemBytes * br * (d + dv) + 4 * br : 2 * kElemBytes * bc * (d + dv);
+  const double io = io_bytes / (hbm_Bps / sm.sm_count) * sm.clock_Hz;
+  std::vector<double> work;
+  std::vector<std::int64_t> count;
+  const auto add = [&](std::int64_t tiles, std::int64_t ctas) {
+    work.push_back(static_cast<double>(tiles) * tile + io + (fwd ? p.cta_overhead_cycles_fwd : p.cta_overhead_cycles_bwd));
+    count.push_back(ctas);
+  };
+  const std::int64_t per = l.bq;  // CTAs per query (or key) block: one per batch·head
+  if (!causal) {
+    std::int64_t along = fwd ? nn : nm;
+    if (l.mask == Mask::fraction) along = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(l.fraction * along)));
+    add(along, per * (fwd ? nm : nn));
+  } else if (fwd) {
+    for (std::int64_t m = 0; m < nm; ++m) {
+      const std::int64_t last = last_row(m) + l.offset;  // the last key row m's block sees
+      add(last < 0 ? 0 : std::min(nn, last / t.bc + 1), per);
+    }
+  } else {
+    for (std::int64_t n = 0; n < nn; ++n) {
+      // Query blocks m with visible(m, n): all m from the first that reaches key n·bc.
+      std::int64_t lo = 0, hi = nm;  // first visible m by bisection (visible is monotone in m)
+      while (lo < hi) {
+        const std::int64_t mid = (lo + hi) / 2;
+        if (visible(mid, n)) hi = mid;
+        else lo = mid + 1;
+      }
+      add(nm - lo, per);
+    }
+  }
+  const double cycles = schedule_cycles(work, count, sm.sm_count);
+  return std::max(cycles / sm.clock_Hz, bytes / hbm_Bps);
+}
+
+}  // namespace spsim::sim
