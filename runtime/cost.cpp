@@ -251,13 +251,16 @@ OpCost merge_attention(const Shape& o, DType dt, double rows) {
   if (o.empty()) fail("merge_attention: o must have at least one dimension");
   const Shape lse(o.begin(), o.end() - 1);
   const double e = static_cast<double>(dtype_bytes(dt));
-  const double acc = std::max(4.0, e);         // the fp32 accumulator (or the dtype, if wider)
-  const double cast = e < 4 ? e + acc : 0;     // o_blk to fp32
-  const double per_elt = cast + 8 * acc;       // cast, o − o_blk (3), sigmoid·(…) (2), o − (…) (3)
-  const double per_row = 3 * 2 * acc;          // three lse kernels, a read and a write each
-  const double moved = rows * (per_elt * elems(o) + per_row * elems(lse));
-  const auto read = static_cast<std::uint64_t>(moved * 0.6), written = static_cast<std::uint64_t>(moved) - read;
-  return {OpClass::elementwise, rows * (3 * elems(o) + 8 * elems(lse)), read, written, KernelShapes{{}, {}, 6}};
+  const double acc = std::max(4.0, e);  // the fp32 accumulator (or the dtype, if wider)
+  const bool cast = e < 4;              // o_blk to fp32: reads e, writes acc
+  const bool sliced = rows < 1;         // out[slice] = …: reads and writes acc once more
+  // Per element of o: o − o_blk reads 2, writes 1; sigmoid(…)·(…) reads 1, writes 1; o − (…) reads 2,
+  // writes 1 (in acc); per row three lse kernels read and write one acc each.
+  const double read_elt = (cast ? e : 0) + 5 * acc + (sliced ? acc : 0);
+  const double written_elt = (cast ? acc : 0) + 3 * acc + (sliced ? acc : 0);
+  const double n = rows * elems(o), r = rows * elems(lse);
+  return {OpClass::elementwise, 3 * n + 8 * r, static_cast<std::uint64_t>(read_elt * n + 3 * acc * r),
+          static_cast<std::uint64_t>(written_elt * n + 3 * acc * r), KernelShapes{{}, {}, 6}};
 }
 
 OpCost add(const Shape& out, DType dt) {

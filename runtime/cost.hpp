@@ -107,7 +107,8 @@ namespace cost {
 // fp32 and merged by PyTorch elementwise kernels: cast o_blk to fp32 (2 + 4 bytes/elt),
 // o − o_blk (12), sigmoid(lse_blk − lse)·(…) (8), o − (…) (12) → 38 bytes per element of o, and
 // three kernels on lse (8 bytes per row each): six launches. Only the `rows` fraction of the rows the
-// block touched is merged (a zigzag half block updates half of o). flops as above.
+// block touched is merged (a zigzag half block updates half of o), and such a sliced merge copies its
+// result back into o (8 bytes per element more). flops as above.
 [[nodiscard]] OpCost merge_attention(const Shape& o, DType dt, double rows = 1);
 
 // out = alpha·a + beta·b: 2 products + 1 sum → 3 flops/elt; reads a, b; writes out.

@@ -21,7 +21,7 @@ constexpr double kElemBytes = 2;     // bf16 / fp16 operands in shared memory
 
 const std::vector<KernelFamily>& kernel_families() {
   static const std::vector<KernelFamily> families = {
-      {"fa2", "FlashAttention-2 (mma.sync, one warp group per tile; K/V read by 4 warps)", 0, 4},
+      {"fa2", "FlashAttention-2 (mma.sync, one warp group per tile; K/V read by every warp)", 0, 4},
       {"fa3", "FlashAttention-3 (Hopper wgmma, warp specialisation, ping-pong softmax)", 1, 1},
       {"fa4", "FlashAttention-4 (Blackwell tcgen05, TMEM, part-software exponentials, 1-CTA backward)", 1, 1, 1},
       {"cudnn", "cuDNN fused SDPA (flash-style; tiles not public, taken as FlashAttention-3's)", 1, 1},
@@ -40,7 +40,7 @@ TileShape tile_shape(const std::string& family, AttentionPass pass, std::int64_t
   const bool fwd = pass == AttentionPass::forward;
   const std::int64_t d = std::max(d_qk, dv);
   if (family == "fa2") {
-    if (fwd) return d <= 64 ? TileShape{128, 128} : d <= 128 ? TileShape{128, 64} : TileShape{64, 64};
+    if (fwd) return d <= 64 ? TileShape{128, 128} : d <= 128 ? TileShape{128, 64} : TileShape{128, 64, 8};
     return d <= 64 ? TileShape{128, 128} : d <= 128 ? TileShape{64, 128} : TileShape{64, 64};
   }
   if (family == "fa4") {
@@ -109,7 +109,9 @@ double attention_kernel_s(const rt::AttentionLaunch& l, AttentionPass pass, cons
   const double accumulator = fwd ? br * dv : br * d;
   const double fp32 =
       (scores * ((fwd ? kFp32Forward : kFp32Backward) + emulated * kPolyExp) + accumulator) / sm.fp32_lanes_per_clk;
-  const double smem_bytes = fwd ? kElemBytes * (family.q_reads * br * d + family.kv_reads * bc * (d + dv))
+  // FA2's K/V are read by each of the CTA's warps; the others' by one consumer per tile.
+  const double kv_reads = family.kv_reads > 1 ? t.warps : family.kv_reads;
+  const double smem_bytes = fwd ? kElemBytes * (family.q_reads * br * d + kv_reads * bc * (d + dv))
                                 : kElemBytes * (br * (2 * d + 2 * dv) + bc * (2 * d + dv) / family.bwd_pair + 5 * scores);
   const double smem = smem_bytes / sm.smem_bytes_per_clk;
   const double soft = std::max(exp, fp32);  // the SFU and the FP32 pipes issue in parallel

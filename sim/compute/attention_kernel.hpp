@@ -46,7 +46,7 @@ struct KernelFamily {
   std::string name;         // fa2, fa3, fa4, cudnn
   std::string description;  // shown in simulate's header
   double q_reads = 0;       // forward: Q tile reads from shared memory per key tile
-  double kv_reads = 1;      // forward: K and V tile reads per key tile (consumer warps reading them)
+  double kv_reads = 1;      // forward: K and V tile reads per key tile (> 1: every warp of the CTA reads them)
   double bwd_pair = 1;      // backward: CTAs sharing one K/V operand (FA4's 2-CTA mode: 2)
 };
 [[nodiscard]] const std::vector<KernelFamily>& kernel_families();
@@ -54,6 +54,7 @@ struct KernelFamily {
 
 struct TileShape {
   int br = 128, bc = 128;
+  int warps = 4;  // FA2's warps per CTA (each reads the whole K and V tile)
 };
 // The tile a family's kernel uses for a head dimension (flash-attention's launch templates: FA2
 // sm80, FA3 hopper tile_size_fwd/bwd, FA4 sm100; cuDNN's are not public and taken as FA3's).

@@ -120,9 +120,16 @@ TEST_CASE("memory-bound ops: bytes are inputs plus outputs in the dtype's size")
   // layer_norm reads x, gamma, beta ([4] each) and writes y, mean, rstd ([6] each).
   CHECK(cost::layer_norm(x, DType::f32).bytes_read == (24 + 2 * 4) * 4);
   CHECK(cost::layer_norm(x, DType::f32).bytes_written == (24 + 2 * 6) * 4);
-  // merge: o [2, 3, 4] and lse [2, 3] read twice (accumulator and block), written once.
-  CHECK(cost::merge_attention(x, DType::f32).bytes_read == 2 * (24 + 6) * 4);
-  CHECK(cost::merge_attention(x, DType::f32).bytes_written == (24 + 6) * 4);
+  // merge as PyTorch kernels on an fp32 accumulator (o [2, 3, 4], lse [2, 3]): o − o_blk, sigmoid·(…),
+  // o − (…) read 2 + 1 + 2 and write 3 floats per element; three lse kernels a float each way per row.
+  CHECK(cost::merge_attention(x, DType::f32).bytes_read == (5 * 24 + 3 * 6) * 4);
+  CHECK(cost::merge_attention(x, DType::f32).bytes_written == (3 * 24 + 3 * 6) * 4);
+  // bf16: the block is cast first (2 bytes read, 4 written per element); half the rows, sliced: the
+  // result is copied back (4 + 4 more), and only those rows move.
+  CHECK(cost::merge_attention(x, DType::bf16).bytes_read == (2 + 5 * 4) * 24 + 3 * 4 * 6);
+  CHECK(cost::merge_attention(x, DType::bf16, 0.5).bytes_read == ((2 + 6 * 4) * 24 + 3 * 4 * 6) / 2);
+  CHECK(cost::merge_attention(x, DType::bf16, 0.5).bytes_written == ((5 * 4) * 24 + 3 * 4 * 6) / 2);
+  CHECK(cost::merge_attention(x, DType::bf16).kernels.launches == 6);
   // Every flop count grows with the element count (a few flops per element).
   for (const OpCost& c :
        {cost::softmax(x, DType::f32), cost::softmax_backward(x, DType::f32), cost::gelu(x, DType::f32),
@@ -188,4 +195,78 @@ TEST_CASE("the fast unmasked fraction equals a pair-by-pair count for every layo
   const std::vector<std::int64_t> rows{5, 1, 9, 3}, cols{4, 0, 8, 2, 6};
   CHECK(unmasked_fraction(Mask{true, &rows, &cols}) == doctest::Approx(brute_force_fraction(rows, cols)));
   CHECK(unmasked_fraction(Mask{}) == 1.0);
+}
+
+// The launch an implementation makes for one ring step's block (runtime/cost.hpp: attention_launch),
+// for each layout of 32 tokens over P = 4 ranks, derived by hand from the positions.
+TEST_CASE("attention launches: contiguous, zigzag and striped blocks as ring implementations launch them") {
+  using L = AttentionLaunch;
+  const auto positions = [](std::initializer_list<std::pair<std::int64_t, std::int64_t>> ranges,
+                            std::int64_t stride = 1) {
+    std::vector<std::int64_t> p;
+    for (auto [first, count] : ranges)
+      for (std::int64_t i = 0; i < count; ++i) p.push_back(first + i * stride);
+    return p;
+  };
+  const auto launch_of = [](const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& cols) {
+    const auto n = static_cast<std::int64_t>(rows.size()), m = static_cast<std::int64_t>(cols.size());
+    const Mask mask{true, &rows, &cols};
+    return cost::attention_forward({2, n, 16}, {1, m, 16}, {1, m, 16}, DType::bf16, mask).kernels;
+  };
+  SUBCASE("contiguous: the own block is causal, an earlier owner unmasked, a later one skipped") {
+    const auto r2 = positions({{16, 8}}), r1 = positions({{8, 8}}), r3 = positions({{24, 8}});
+    const L own = *launch_of(r2, r2).attention;
+    CHECK(own.mask == L::Mask::causal);
+    CHECK(own.offset == 0);
+    CHECK(own.copy_bytes == 0);
+    CHECK(launch_of(r2, r1).attention->mask == L::Mask::none);
+    CHECK(launch_of(r2, r3).launches == 0);  // skipped: no kernel
+    CHECK_FALSE(launch_of(r2, r3).attention);
+  }
+  SUBCASE("zigzag: own block causal, earlier owner's first half, later owner's second half of the queries") {
+    // 8 chunks of 4: rank r holds chunks r and 7 − r.
+    const auto rank1 = positions({{4, 4}, {24, 4}}), rank0 = positions({{0, 4}, {28, 4}}),
+               rank2 = positions({{8, 4}, {20, 4}});
+    const L own = *launch_of(rank1, rank1).attention;
+    CHECK(own.mask == L::Mask::causal);
+    CHECK(own.sq == 8);
+    CHECK(own.sk == 8);
+    CHECK(own.active_rows == 1);
+    // Owner 0 (earlier): chunk 0 is seen by both query chunks, chunk 7 by neither → all 8 queries ×
+    // the first 4 keys, unmasked.
+    const L early = *launch_of(rank1, rank0).attention;
+    CHECK(early.mask == L::Mask::none);
+    CHECK(early.sq == 8);
+    CHECK(early.sk == 4);
+    CHECK(early.active_rows == 1);
+    // Owner 2 (later): only query chunk 6 (positions 24..27) sees keys, all 8 of them → 4 × 8.
+    const L late = *launch_of(rank1, rank2).attention;
+    CHECK(late.mask == L::Mask::none);
+    CHECK(late.sq == 4);
+    CHECK(late.sk == 8);
+    CHECK(late.active_rows == 0.5);
+    // The merge of that block merges (and copies back) half the rows.
+    CHECK(cost::merge_attention({2, 8, 16}, DType::bf16, late.active_rows).bytes() ==
+          cost::merge_attention({2, 4, 16}, DType::bf16, 0.5).bytes() * 2);
+  }
+  SUBCASE("striped: causal on the whole block; a later owner needs offset −1, run on sliced copies") {
+    // Token t on rank t mod 4: rank 1 holds 1, 5, …, 29.
+    const auto rank1 = positions({{1, 8}}, 4), rank0 = positions({{0, 8}}, 4), rank2 = positions({{2, 8}}, 4);
+    const L own = *launch_of(rank1, rank1).attention;
+    CHECK(own.mask == L::Mask::causal);
+    CHECK(own.offset == 0);
+    const L early = *launch_of(rank1, rank0).attention;  // key 4j <= query 4i + 1 iff j <= i
+    CHECK(early.mask == L::Mask::causal);
+    CHECK(early.offset == 0);
+    CHECK(early.copy_bytes == 0);
+    // key 4j + 2 <= 4i + 1 iff j <= i − 1: query 0 sees nothing; the kernel runs q[1:] × k[:-1]
+    // causally (7 × 7, offset 0) on copies: 2 bytes × (2·7·16 + 1·7·(16 + 16)) elements, read and written.
+    const L late = *launch_of(rank1, rank2).attention;
+    CHECK(late.mask == L::Mask::causal);
+    CHECK(late.sq == 7);
+    CHECK(late.sk == 7);
+    CHECK(late.offset == 0);
+    CHECK(late.active_rows == doctest::Approx(7.0 / 8));
+    CHECK(late.copy_bytes == 2 * 2 * (2 * 7 * 16 + 7 * 32));
+  }
 }

@@ -41,7 +41,8 @@ std::string error_text(const json& section) {
 
 TEST_CASE("every preset loads, single and multi node") {
   const auto presets = cluster_presets();
-  CHECK(presets == std::vector<std::string>{"dgx-a100", "dgx-b200", "dgx-h100", "hgx-h200", "pcie-a100-4"});
+  CHECK(presets ==
+        std::vector<std::string>{"dgx-a100", "dgx-b200", "dgx-h100", "hgx-h200", "hgx-h800", "pcie-a100-4"});
   for (const auto& name : presets) {
     CAPTURE(name);
     for (int nodes : {1, 3}) {

@@ -1,0 +1,145 @@
+// The fused-attention and GEMM kernel models against closed forms written out here: tile counts under
+// causal masks, wave quantisation, the per-tile resource maxima, and the head-dimension mechanism.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "analysis/config/hardware.hpp"
+#include "runtime/core/error.hpp"
+#include "runtime/core/kernel_shape.hpp"
+#include "sim/compute/attention_kernel.hpp"
+#include "sim/compute/compute_model.hpp"
+#include "sim/compute/gemm_kernel.hpp"
+#include "tests/sim/replay_helpers.hpp"
+
+using namespace replay_test;
+using spsim::sim::AttentionKernelParams;
+using spsim::sim::AttentionPass;
+using spsim::sim::SmSpec;
+
+namespace {
+
+// One SM at 1 GHz whose only cost is the tensor cores: SFU, FP32 and shared memory effectively
+// infinite, HBM effectively infinite (no prologue/epilogue time), no CTA overhead.
+SmSpec mma_only_sm(int sms = 1) {
+  return SmSpec{sms, 1e9, 1e30, 1e30, 1e30};
+}
+AttentionKernelParams ideal() {
+  return AttentionKernelParams{1, 1, 0, 0, 0, 0, 0, ""};
+}
+const spsim::sim::KernelFamily& fa3() {
+  return *spsim::sim::find_kernel_family("fa3");
+}
+
+rt::AttentionLaunch launch(std::int64_t bq, std::int64_t s, std::int64_t d, bool causal) {
+  rt::AttentionLaunch l{bq, bq, s, s, d, d};
+  if (causal) l.mask = rt::AttentionLaunch::Mask::causal;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("longest-first list scheduling: equal blocks quantise into waves") {
+  // 10 blocks of 7 cycles on 4 SMs: ceil(10/4) = 3 waves → 21 cycles.
+  CHECK(spsim::sim::schedule_cycles({7.0}, {10}, 4) == doctest::Approx(21));
+  // 4 blocks of 5 and 4 of 3 on 4 SMs: the long ones first, then one short each → 8.
+  CHECK(spsim::sim::schedule_cycles({3.0, 5.0}, {4, 4}, 4) == doctest::Approx(8));
+  // One block of 10 and 9 of 1 on 2 SMs: 10 on one SM, the nine ones on the other → 10.
+  CHECK(spsim::sim::schedule_cycles({1.0, 10.0}, {9, 1}, 2) == doctest::Approx(10));
+  CHECK(spsim::sim::schedule_cycles({}, {}, 4) == 0);
+}
+
+TEST_CASE("forward tiles: a causal block computes its lower triangle of tiles, diagonals whole") {
+  // fa3, d = 128, causal: 128 × 128 tiles. s = 1024 → 8 query blocks; block m computes m + 1 key
+  // tiles: 36 tiles per head. Tile time on the tensor cores: 2·128·128·(128 + 128) FLOPs at
+  // `tc` FLOP per cycle. One SM: everything runs in sequence.
+  const double tc = 1024;  // tensor FLOP per clock per SM
+  const double tile = 2.0 * 128 * 128 * 256 / tc;
+  const SmSpec sm = mma_only_sm();
+  const double flops_per_s = tc * sm.clock_Hz * sm.sm_count;
+  const double t_causal = spsim::sim::attention_kernel_s(launch(3, 1024, 128, true), AttentionPass::forward, fa3(),
+                                                         ideal(), sm, flops_per_s, 1e30, 0);
+  CHECK(t_causal == doctest::Approx(3 * 36 * tile / 1e9).epsilon(1e-12));
+  // Non-causal: 128 × 176 tiles, 8 query blocks × ceil(1024/176) = 6 key tiles.
+  const double tile_nc = 2.0 * 128 * 176 * 256 / tc;
+  const double t_full = spsim::sim::attention_kernel_s(launch(3, 1024, 128, false), AttentionPass::forward, fa3(),
+                                                       ideal(), sm, flops_per_s, 1e30, 0);
+  CHECK(t_full == doctest::Approx(3 * 8 * 6 * tile_nc / 1e9).epsilon(1e-12));
+}
+
+TEST_CASE("a shifted causal mask: offset 128 adds one key tile to every query block") {
+  const double tc = 1024, tile = 2.0 * 128 * 128 * 256 / tc;
+  rt::AttentionLaunch l = launch(1, 1024, 128, true);
+  l.sk = 1152;
+  l.offset = 128;  // bottom-right aligned: key j visible to query i iff j <= i + 128
+  const SmSpec sm = mma_only_sm();
+  const double t = spsim::sim::attention_kernel_s(l, AttentionPass::forward, fa3(), ideal(), sm, tc * 1e9, 1e30, 0);
+  CHECK(t == doctest::Approx((36 + 8) * tile / 1e9).epsilon(1e-12));
+  // Backward walks key blocks with 64 × 128 tiles (fa3 backward d = 128), 2·64·128·(3·128 + 2·128)
+  // FLOPs each: key block n (of 9) is seen by query block m (of 16) iff 128n <= 64m + 63 + 128, i.e.
+  // m >= 2n − 2: 16 + 16 + 14 + 12 + … + 2 = 88 tiles.
+  const double tile_b = 2.0 * 64 * 128 * 640 / tc;
+  double tiles = 0;
+  for (int n = 0; n < 9; ++n) tiles += 16 - std::max(0, 2 * n - 2);
+  CHECK(tiles == 88);
+  const double tb = spsim::sim::attention_kernel_s(l, AttentionPass::backward, fa3(), ideal(), sm, tc * 1e9, 1e30, 0);
+  CHECK(tb == doctest::Approx(tiles * tile_b / 1e9).epsilon(1e-12));
+}
+
+TEST_CASE("a tile takes the slowest of MMA, softmax and shared memory, plus what does not overlap") {
+  // fa3 forward d = 64: 192 × 128 tiles. Per tile: MMA 2·192·128·128 / 4096 = 1536 cycles; SFU
+  // 192·128 / 16 = 1536; FP32 (192·128·4 + 192·64) / 128 = 864; shared memory
+  // 2·(192·64 + 128·128) / 128 = 448. Softmax = max(SFU, FP32) = 1536.
+  const SmSpec sm{1, 1e9, 16, 128, 128};
+  const double tc = 4096;
+  AttentionKernelParams p = ideal();
+  for (double overlap : {0.0, 0.5, 1.0}) {
+    p.overlap_fwd = overlap;
+    const double tile = std::max(1536.0, 1536.0) + (1 - overlap) * 1536;
+    rt::AttentionLaunch l = launch(1, 192, 64, false);
+    l.sk = 128;  // one tile
+    const double t = spsim::sim::attention_kernel_s(l, AttentionPass::forward, fa3(), p, sm, tc * 1e9, 1e30, 0);
+    CHECK(t == doctest::Approx(tile / 1e9).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("the head-dimension dependence comes from the exponentials, not from a per-dimension factor") {
+  // Same tile, same parameters: at d = 64 the 16 exponentials per SM per clock take as long as the
+  // MMA, at d = 256 a quarter: the achieved fraction of the tensor-core peak rises with d.
+  const SmSpec sm{132, 1.83e9, 16, 128, 128};
+  const double peak = 4096 * sm.clock_Hz * sm.sm_count;
+  const AttentionKernelParams p{0.8, 0.8, 0.0, 0.0, 0, 0, 0, ""};
+  double previous = 0;
+  for (std::int64_t d : {32, 64, 128, 256}) {
+    CAPTURE(d);
+    const auto l = launch(32 * 128 / d, 8192, d, false);
+    const double flops = 4.0 * 8192 * 8192 * static_cast<double>(d) * static_cast<double>(l.bq);
+    const double t = spsim::sim::attention_kernel_s(l, AttentionPass::forward, fa3(), p, sm, peak, 3.35e12, 0);
+    const double fraction = flops / t / peak;
+    CHECK(fraction > previous);
+    CHECK(fraction < 0.8);  // never above the MMA efficiency
+    previous = fraction;
+  }
+}
+
+TEST_CASE("GEMM: waves of tiles, the fill and the store per tile") {
+  // 2 SMs at 1 GHz, 1024 tensor FLOP per clock per SM, efficiency 1, fill 1 µs, HBM 2e12 B/s
+  // (1e12 per SM). m = n = 256, k = 128: the 128 × 256 tile gives 2 tiles → 1 wave; per CTA
+  // 2 k-steps of 2·128·256·64 / 1024 cycles + 1 µs + 128·256·2 bytes / 1e12 B/s.
+  const SmSpec sm{2, 1e9, 16, 128, 128};
+  const spsim::sim::GemmParams p{1, 1.0, ""};
+  const double cta = 2 * (2.0 * 128 * 256 * 64 / 1024) / 1e9 + 1e-6 + 128.0 * 256 * 2 / 1e12;
+  // The other tiles (256 × 128: the same; 128 × 128: 4 tiles, 2 waves of a smaller CTA) are slower.
+  const double t = spsim::sim::gemm_kernel_s({1, 256, 256, 128}, p, sm, 1024 * 1e9 * 2, 2e12, 2);
+  CHECK(t == doctest::Approx(cta).epsilon(1e-12));
+  // Batch 3: 6 tiles on 2 SMs → 3 waves.
+  CHECK(spsim::sim::gemm_kernel_s({3, 256, 256, 128}, p, sm, 1024 * 1e9 * 2, 2e12, 2) ==
+        doctest::Approx(3 * cta).epsilon(1e-12));
+}
+
+TEST_CASE("an attention kernel family the GPU has no parameters for is an input error") {
+  const GpuSpec a100 = spsim::analysis::load_gpu("a100-sxm4-80gb", "test");
+  CHECK_THROWS_WITH_AS(ComputeModel(a100, rt::DType::bf16, "workload.dtype", "fa3"),
+                       doctest::Contains("no fitted parameters for attention kernel 'fa3'; it has: fa2"), InputError);
+  CHECK(ComputeModel(a100, rt::DType::bf16).attention_kernel() == "fa2");  // the GPU's default
+}
