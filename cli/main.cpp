@@ -51,8 +51,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     if (launcher_rank_zero()) {
-      std::cerr << "spsim: error: " << spsim::cli::usage_message(app, std::vector<std::string>(argv + 1, argv + argc), e)
-                << "\n";
+      std::cerr << "spsim: error: "
+                << spsim::cli::usage_message(app, std::vector<std::string>(argv + 1, argv + argc), e) << "\n";
       return 2;
     }
     std::this_thread::sleep_for(std::chrono::seconds(5));

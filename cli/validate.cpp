@@ -27,7 +27,8 @@ Action add_validate(CLI::App& app) {
       "Example: spsim validate --group fa2-a100-fwd-bwd");
   auto a = std::make_shared<Args>();
   sub->add_option("--dir", a->options.dir, "folder of validation groups (default: configs/validation)");
-  sub->add_option("--group", a->options.groups, "only this group (repeatable); names are the files' \"group\"");
+  sub->add_option("--group", a->options.groups,
+                  "only this group (repeatable); names are the files' \"group\"");
   sub->add_flag("--fit", a->fit, "fit the kernel-model constants on the calibration rows and print them");
   return [a]() -> int {
     if (a->fit) {

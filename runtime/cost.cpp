@@ -178,10 +178,11 @@ AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, doubl
   l.sk = sk;
   l.active_rows = static_cast<double>(sq) / static_cast<double>(a.sq);
   if (all_visible) return l;
-  const bool same = kept_rows.size() == kept_cols.size() &&
-                    std::equal(kept_rows.begin(), kept_rows.end(), kept_cols.begin(), [](const Run& x, const Run& y) {
-                      return x.first == y.first && x.stride == y.stride && x.count == y.count;
-                    });
+  const bool same =
+      kept_rows.size() == kept_cols.size() &&
+      std::equal(kept_rows.begin(), kept_rows.end(), kept_cols.begin(), [](const Run& x, const Run& y) {
+        return x.first == y.first && x.stride == y.stride && x.count == y.count;
+      });
   if (same) {
     l.mask = AttentionLaunch::Mask::causal;
     l.offset = 0;
@@ -318,7 +319,7 @@ OpCost linear_backward(const Shape& x, const Shape& w, bool dx, bool bias, bool 
   const std::uint64_t read = xb + wb + dyb + wb + bb + (dx && accumulate_dx ? xb : 0);
   const auto i = [](double v) { return static_cast<std::int64_t>(v); };
   KernelShapes k{{}, {GemmShape{1, i(l.out), i(l.in), i(l.rows)}}, dx ? 2 : 1};  // dw = dyᵀ x
-  if (dx) k.gemms.push_back(GemmShape{1, i(l.rows), i(l.in), i(l.out)});        // dx = dy w
+  if (dx) k.gemms.push_back(GemmShape{1, i(l.rows), i(l.in), i(l.out)});         // dx = dy w
   return {OpClass::gemm, flops, read, (dx ? xb : 0) + wb + bb, std::move(k)};
 }
 

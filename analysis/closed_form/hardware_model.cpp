@@ -30,7 +30,9 @@ struct HardwareModel::Impl {
   sim::ComputeModel compute;
 
   explicit Impl(const Config& c)
-      : config(c), cluster(cluster_of(c)), compute(cluster.config().gpu, c.workload.dtype, "workload.dtype", c.simulation.attention_kernel) {
+      : config(c),
+        cluster(cluster_of(c)),
+        compute(cluster.config().gpu, c.workload.dtype, "workload.dtype", c.simulation.attention_kernel) {
     const auto& gpus = cluster.gpus();
     const int p = c.strategy.degree;
     if (static_cast<std::size_t>(p) > gpus.size())
@@ -75,7 +77,8 @@ double HardwareModel::gpu_memory_bytes() const {
 }
 
 double HardwareModel::op_time_s(const rt::OpCost& cost) const {
-  return impl_->compute.duration_s(cost.op_class, cost.flops, static_cast<double>(cost.bytes()), cost.kernels);
+  return impl_->compute.duration_s(cost.op_class, cost.flops, static_cast<double>(cost.bytes()),
+                                   cost.kernels);
 }
 
 double HardwareModel::ring_pass_s(double bytes, const std::vector<int>& group) const {

@@ -33,7 +33,8 @@ void parse_kernel_models(const nlohmann::json& j, const std::string& path, GpuSp
   if (j.contains("sm")) {
     const std::string p = join_path(path, "sm");
     const auto& s = j.at("sm");
-    check_keys(s, p, {"count", "clock_MHz", "sfu_per_clk", "fp32_lanes_per_clk", "smem_bytes_per_clk", "source"});
+    check_keys(s, p,
+               {"count", "clock_MHz", "sfu_per_clk", "fp32_lanes_per_clk", "smem_bytes_per_clk", "source"});
     SmSpec sm;
     sm.sm_count = get_positive_int(s, p, "count");
     sm.clock_Hz = get_nonnegative(s, p, "clock_MHz", true) * 1e6;
@@ -56,8 +57,9 @@ void parse_kernel_models(const nlohmann::json& j, const std::string& path, GpuSp
         for (const auto& f : sim::kernel_families()) valid += (valid.empty() ? "" : ", ") + f.name;
         throw InputError(kp, "unknown attention kernel family '" + name + "'; valid choices: " + valid);
       }
-      check_keys(k, kp, {"mma_efficiency_fwd", "mma_efficiency_bwd", "overlap_fwd", "overlap_bwd",
-                         "cta_overhead_cycles_fwd", "cta_overhead_cycles_bwd", "exp_emulated", "fitted_on"});
+      check_keys(k, kp,
+                 {"mma_efficiency_fwd", "mma_efficiency_bwd", "overlap_fwd", "overlap_bwd",
+                  "cta_overhead_cycles_fwd", "cta_overhead_cycles_bwd", "exp_emulated", "fitted_on"});
       AttentionKernelParams a;
       a.mma_efficiency_fwd = get_nonnegative(k, kp, "mma_efficiency_fwd", true);
       a.mma_efficiency_bwd = get_nonnegative(k, kp, "mma_efficiency_bwd", true);
@@ -69,7 +71,8 @@ void parse_kernel_models(const nlohmann::json& j, const std::string& path, GpuSp
       a.fitted_on = get_string(k, kp, "fitted_on");
       for (double v : {a.mma_efficiency_fwd, a.mma_efficiency_bwd})
         if (!(v > 0) || v > 1) throw InputError(kp, "MMA efficiencies must be in (0, 1]");
-      if (a.overlap_fwd > 1 || a.overlap_bwd > 1 || a.exp_emulated > 1) throw InputError(kp, "overlap and exp_emulated must be in [0, 1]");
+      if (a.overlap_fwd > 1 || a.overlap_bwd > 1 || a.exp_emulated > 1)
+        throw InputError(kp, "overlap and exp_emulated must be in [0, 1]");
       g.attention_kernels[name] = a;
     }
   }
@@ -86,7 +89,8 @@ void parse_kernel_models(const nlohmann::json& j, const std::string& path, GpuSp
     check_keys(k, p, {"mma_efficiency", "fill_us", "fitted_on"});
     GemmParams gp;
     gp.mma_efficiency = get_nonnegative(k, p, "mma_efficiency", true);
-    if (!(gp.mma_efficiency > 0) || gp.mma_efficiency > 1) throw InputError(p, "mma_efficiency must be in (0, 1]");
+    if (!(gp.mma_efficiency > 0) || gp.mma_efficiency > 1)
+      throw InputError(p, "mma_efficiency must be in (0, 1]");
     gp.fill_us = get_nonnegative(k, p, "fill_us");
     gp.fitted_on = get_string(k, p, "fitted_on");
     g.gemm = gp;
@@ -115,10 +119,10 @@ GpuSpec load_gpu(const std::string& name, const std::string& where) {
 }
 
 GpuSpec parse_gpu(const nlohmann::json& j, const std::string& path, const std::string& name) {
-  check_keys(j, path,
-             {"name", "description", "peak_tflops", "hbm_bytes", "hbm_GBps", "efficiency",
-              "launch_overhead_us", "nvlink", "source", "sm", "attention_kernels", "default_attention_kernel",
-              "gemm"});
+  check_keys(
+      j, path,
+      {"name", "description", "peak_tflops", "hbm_bytes", "hbm_GBps", "efficiency", "launch_overhead_us",
+       "nvlink", "source", "sm", "attention_kernels", "default_attention_kernel", "gemm"});
   GpuSpec g;
   for (const char* key : {"peak_tflops", "efficiency"})
     if (!j.contains(key)) throw InputError(join_path(path, key), "missing required key");

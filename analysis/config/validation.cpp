@@ -90,9 +90,10 @@ ValidationGroup parse_group(const std::filesystem::path& file) {
     throw InputError(where, std::string("malformed JSON: ") + e.what());
   }
   const std::string root = where + ":";
-  fields::check_keys(j, root, {"group", "description", "kind", "tolerance_mape", "tolerance_max",
-                               "tolerance_applies_to", "min_seq_len", "source", "defaults", "rows", "ratios",
-                               "excluded"});
+  fields::check_keys(
+      j, root,
+      {"group", "description", "kind", "tolerance_mape", "tolerance_max", "tolerance_applies_to",
+       "min_seq_len", "source", "defaults", "rows", "ratios", "excluded"});
   ValidationGroup g;
   g.file = file;
   for (const char* key : {"group", "description", "kind", "tolerance_mape", "source", "rows"})
@@ -102,19 +103,24 @@ ValidationGroup parse_group(const std::filesystem::path& file) {
   g.source = get_string(j, root, "source");
   if (j.contains("tolerance_applies_to")) g.applies_to = get_string(j, root, "tolerance_applies_to");
   const std::string kind = get_string(j, root, "kind");
-  if (kind == "attention_kernel") g.kind = ValidationKind::attention_kernel;
-  else if (kind == "gemm") g.kind = ValidationKind::gemm;
-  else if (kind == "distributed") g.kind = ValidationKind::distributed;
+  if (kind == "attention_kernel")
+    g.kind = ValidationKind::attention_kernel;
+  else if (kind == "gemm")
+    g.kind = ValidationKind::gemm;
+  else if (kind == "distributed")
+    g.kind = ValidationKind::distributed;
   else
     throw InputError(join_path(root, "kind"),
                      "'" + kind + "'; valid choices: attention_kernel, gemm, distributed");
   g.tolerance_mape = get_nonnegative(j, root, "tolerance_mape", true);
   if (j.contains("tolerance_max")) g.tolerance_max = get_nonnegative(j, root, "tolerance_max", true);
-  if (j.contains("min_seq_len")) g.min_seq_len = static_cast<std::int64_t>(get_nonnegative(j, root, "min_seq_len"));
+  if (j.contains("min_seq_len"))
+    g.min_seq_len = static_cast<std::int64_t>(get_nonnegative(j, root, "min_seq_len"));
   const nlohmann::json defaults = j.contains("defaults") ? j.at("defaults") : nlohmann::json::object();
   if (!defaults.is_object()) throw InputError(join_path(root, "defaults"), "expected an object");
   const auto& rows = j.at("rows");
-  if (!rows.is_array() || rows.empty()) throw InputError(join_path(root, "rows"), "expected a non-empty array");
+  if (!rows.is_array() || rows.empty())
+    throw InputError(join_path(root, "rows"), "expected a non-empty array");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::string path = root + "rows[" + std::to_string(i) + "]";
     if (!rows[i].is_object()) throw InputError(path, "expected an object");
@@ -122,14 +128,15 @@ ValidationGroup parse_group(const std::filesystem::path& file) {
     for (const auto& [k, v] : rows[i].items()) row[k] = v;
     g.rows.push_back(parse_row(row, path, g.kind, file));
     for (std::size_t p = 0; p + 1 < g.rows.size(); ++p)
-      if (g.rows[p].id == g.rows.back().id) throw InputError(join_path(path, "id"), "duplicate id " + g.rows.back().id);
+      if (g.rows[p].id == g.rows.back().id)
+        throw InputError(join_path(path, "id"), "duplicate id " + g.rows.back().id);
   }
   if (j.contains("ratios")) {
     for (std::size_t i = 0; i < j.at("ratios").size(); ++i) {
       const auto& r = j.at("ratios")[i];
       const std::string path = root + "ratios[" + std::to_string(i) + "]";
-      ValidationRatio ratio{get_string(r, path, "name"), get_string(r, path, "num"), get_string(r, path, "den"),
-                            get_nonnegative(r, path, "tolerance", true)};
+      ValidationRatio ratio{get_string(r, path, "name"), get_string(r, path, "num"),
+                            get_string(r, path, "den"), get_nonnegative(r, path, "tolerance", true)};
       for (const auto* id : {&ratio.num, &ratio.den})
         if (std::ranges::none_of(g.rows, [&](const ValidationRow& row) { return row.id == *id; }))
           throw InputError(path, "no row with id '" + *id + "'");

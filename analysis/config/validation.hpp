@@ -31,7 +31,7 @@ struct ValidationRow {
   std::string id;
   bool calibration = false;  // "use": "calibration" (fitted on) or "validation"
   double measured = 0;
-  std::string unit;          // TFLOP/s | it/s
+  std::string unit;  // TFLOP/s | it/s
   std::string note, source;
   // attention_kernel and gemm
   std::string gpu, kernel, pass;  // pass: fwd | bwd | fwd+bwd

@@ -20,14 +20,19 @@ namespace spsim::analysis {
 
 namespace {
 
-bool has_forward(const std::string& pass) { return pass != "bwd"; }
-bool has_backward(const std::string& pass) { return pass != "fwd"; }
+bool has_forward(const std::string& pass) {
+  return pass != "bwd";
+}
+bool has_backward(const std::string& pass) {
+  return pass != "fwd";
+}
 
 // The FlashAttention papers' FLOP count of a row: 4·s²·d·h·b forward (2·s²·(d + dv)·h·b when dv ≠ d),
 // halved under causal; backward 2.5×, forward+backward 3.5× the forward.
 double row_flops(const ValidationRow& r) {
   const double s = static_cast<double>(r.seq_len);
-  double fwd = 2 * s * s * static_cast<double>(r.head_dim + r.head_dim_v) * static_cast<double>(r.heads * r.batch);
+  double fwd =
+      2 * s * s * static_cast<double>(r.head_dim + r.head_dim_v) * static_cast<double>(r.heads * r.batch);
   if (r.causal) fwd /= 2;
   const double factor = r.pass == "fwd" ? 1.0 : r.pass == "bwd" ? 2.5 : 3.5;
   return fwd * factor;
@@ -49,7 +54,8 @@ double attention_row_seconds(const ValidationRow& r, const sim::ComputeModel& mo
 }
 
 double gemm_row_seconds(const ValidationRow& r, const sim::ComputeModel& model) {
-  const rt::OpCost c = rt::cost::gemm({r.m, r.k}, {r.k, r.n}, {r.m, r.n}, rt::Trans::N, rt::Trans::N, r.dtype, false);
+  const rt::OpCost c =
+      rt::cost::gemm({r.m, r.k}, {r.k, r.n}, {r.m, r.n}, rt::Trans::N, rt::Trans::N, r.dtype, false);
   return model.duration_s(c.op_class, c.flops, static_cast<double>(c.bytes()), c.kernels);
 }
 
@@ -73,7 +79,9 @@ std::string value_text(double v) {
 double predict_kernel_row(const ValidationRow& row, const sim::GpuSpec& gpu) {
   const std::string where = "row " + row.id;
   const sim::ComputeModel model(gpu, row.dtype, where + ".dtype", row.kernel, where + ".kernel");
-  if (row.m > 0) return 2.0 * static_cast<double>(row.m * row.n) * static_cast<double>(row.k) / gemm_row_seconds(row, model) / 1e12;
+  if (row.m > 0)
+    return 2.0 * static_cast<double>(row.m * row.n) * static_cast<double>(row.k) /
+           gemm_row_seconds(row, model) / 1e12;
   const double t = attention_row_seconds(row, model);
   return row.unit == "it/s" ? 1 / t : row_flops(row) / t / 1e12;
 }
@@ -117,7 +125,8 @@ ValidationReport run_validation(const ValidateOptions& options) {
     }
     std::vector<double> held;
     for (const auto& rr : res.rows)
-      if (rr.held) held.push_back(rr.error), res.validation_max = std::max(res.validation_max, std::abs(rr.error));
+      if (rr.held)
+        held.push_back(rr.error), res.validation_max = std::max(res.validation_max, std::abs(rr.error));
     res.calibration_rows = static_cast<int>(cal.size());
     res.validation_rows = static_cast<int>(held.size());
     res.calibration_mape = mape(cal);
@@ -154,31 +163,42 @@ ValidationReport run_validation(const ValidateOptions& options) {
 
 std::string render_validation(const ValidationReport& report) {
   std::string out;
-  Table summary({{"group"}, {"rows", Align::right}, {"calibration MAPE", Align::right},
-                 {"validation MAPE", Align::right}, {"max |error|", Align::right}, {"tolerance", Align::right},
+  Table summary({{"group"},
+                 {"rows", Align::right},
+                 {"calibration MAPE", Align::right},
+                 {"validation MAPE", Align::right},
+                 {"max |error|", Align::right},
+                 {"tolerance", Align::right},
                  {"result"}});
   for (const auto& res : report.results) {
     const auto& g = *res.group;
     out += "## " + g.name + ": " + g.description + "\n";
     out += "source: " + g.source + "\n";
-    Table t({{"row"}, {"use"}, {"measured", Align::right}, {"predicted", Align::right}, {"error", Align::right}});
+    Table t(
+        {{"row"}, {"use"}, {"measured", Align::right}, {"predicted", Align::right}, {"error", Align::right}});
     for (const auto& rr : res.rows)
-      t.add_row({rr.row->id, std::string(rr.row->calibration ? "calibration" : rr.held ? "validation" : "validation*"),
-                 value_text(rr.row->measured) + " " + rr.row->unit, value_text(rr.predicted), percent(rr.error)});
+      t.add_row({rr.row->id,
+                 std::string(rr.row->calibration ? "calibration"
+                             : rr.held           ? "validation"
+                                                 : "validation*"),
+                 value_text(rr.row->measured) + " " + rr.row->unit, value_text(rr.predicted),
+                 percent(rr.error)});
     out += t.to_text();
     for (const auto& r : res.ratios)
       out += "ratio " + r.ratio->name + ": measured " + format_fixed(r.measured, 3) + ", predicted " +
-             format_fixed(r.predicted, 3) + " (" + percent(r.error) + ", tolerance " + percent(r.ratio->tolerance) +
-             ")" + (r.pass ? "" : "  FAIL") + "\n";
+             format_fixed(r.predicted, 3) + " (" + percent(r.error) + ", tolerance " +
+             percent(r.ratio->tolerance) + ")" + (r.pass ? "" : "  FAIL") + "\n";
     if (std::ranges::any_of(res.rows, [](const RowResult& rr) { return !rr.row->calibration && !rr.held; }))
       out += "validation*: below the group's min_seq_len " + std::to_string(g.min_seq_len) +
              ", reported but not held to the tolerance\n";
     out += "\n";
     const std::string tol = "MAPE <= " + percent(g.tolerance_mape, 0) +
                             (g.tolerance_max ? ", each <= " + percent(*g.tolerance_max, 0) : std::string());
-    summary.add_row({g.name, std::to_string(res.calibration_rows) + " cal + " + std::to_string(res.validation_rows) + " val",
-                     res.calibration_rows ? percent(res.calibration_mape) : "-", percent(res.validation_mape),
-                     percent(res.validation_max), tol, res.pass ? "pass" : "FAIL: " + res.failure});
+    summary.add_row(
+        {g.name,
+         std::to_string(res.calibration_rows) + " cal + " + std::to_string(res.validation_rows) + " val",
+         res.calibration_rows ? percent(res.calibration_mape) : "-", percent(res.validation_mape),
+         percent(res.validation_max), tol, res.pass ? "pass" : "FAIL: " + res.failure});
   }
   out += "# summary\n" + summary.to_text();
   out += report.pass ? "all groups within tolerance\n" : "some groups miss their tolerance (exit 1)\n";
@@ -190,8 +210,8 @@ std::string render_validation(const ValidationReport& report) {
 namespace {
 
 // Nelder–Mead minimisation of f over x (clamped into [lo, hi] per coordinate by `clamp`).
-std::vector<double> nelder_mead(const std::function<double(const std::vector<double>&)>& f, std::vector<double> x0,
-                                const std::vector<double>& step, int iterations) {
+std::vector<double> nelder_mead(const std::function<double(const std::vector<double>&)>& f,
+                                std::vector<double> x0, const std::vector<double>& step, int iterations) {
   const std::size_t n = x0.size();
   std::vector<std::vector<double>> s{x0};
   for (std::size_t i = 0; i < n; ++i) {
@@ -220,8 +240,10 @@ std::vector<double> nelder_mead(const std::function<double(const std::vector<dou
     if (fr < v[best]) {
       const auto xe = along(-2);
       const double fe = f(xe);
-      if (fe < fr) s[worst] = xe, v[worst] = fe;
-      else s[worst] = xr, v[worst] = fr;
+      if (fe < fr)
+        s[worst] = xe, v[worst] = fe;
+      else
+        s[worst] = xr, v[worst] = fr;
     } else if (fr < v[second]) {
       s[worst] = xr, v[worst] = fr;
     } else {
@@ -241,7 +263,9 @@ std::vector<double> nelder_mead(const std::function<double(const std::vector<dou
   return s[static_cast<std::size_t>(std::ranges::min_element(v) - v.begin())];
 }
 
-double clamp01(double x, double lo = 0, double hi = 1) { return std::clamp(x, lo, hi); }
+double clamp01(double x, double lo = 0, double hi = 1) {
+  return std::clamp(x, lo, hi);
+}
 
 std::string json_number(double v, int digits) {
   std::ostringstream o;
@@ -309,17 +333,20 @@ std::string fit_kernels(const std::vector<ValidationGroup>& groups) {
     const auto p = params(best_x);
     gpu.attention_kernels[kernel] = p;
     // A pass no calibration row exercises keeps a neutral value, said in fitted_on.
-    std::string unused = fwd && bwd ? "" : fwd ? "; backward constants unconstrained by these rows" : "; forward constants unconstrained by these rows";
-    out << gpu_name << " attention_kernels." << kernel << " (calibration MAPE " << percent(objective(rows, gpu), 2)
-        << " over " << rows.size() << " rows):\n"
+    std::string unused = fwd && bwd ? ""
+                         : fwd      ? "; backward constants unconstrained by these rows"
+                                    : "; forward constants unconstrained by these rows";
+    out << gpu_name << " attention_kernels." << kernel << " (calibration MAPE "
+        << percent(objective(rows, gpu), 2) << " over " << rows.size() << " rows):\n"
         << "  \"" << kernel << "\": {\"mma_efficiency_fwd\": " << json_number(p.mma_efficiency_fwd, 3)
         << ", \"mma_efficiency_bwd\": " << json_number(p.mma_efficiency_bwd, 3)
-        << ", \"overlap_fwd\": " << json_number(p.overlap_fwd, 3) << ", \"overlap_bwd\": " << json_number(p.overlap_bwd, 3)
+        << ", \"overlap_fwd\": " << json_number(p.overlap_fwd, 3)
+        << ", \"overlap_bwd\": " << json_number(p.overlap_bwd, 3)
         << ", \"cta_overhead_cycles_fwd\": " << json_number(std::round(p.cta_overhead_cycles_fwd), 6)
         << ", \"cta_overhead_cycles_bwd\": " << json_number(std::round(p.cta_overhead_cycles_bwd), 6);
     if (emulates) out << ", \"exp_emulated\": " << json_number(p.exp_emulated, 3);
-    out << ", \"fitted_on\": \"spsim validate --fit on configs/validation calibration rows: " << ids(rows) << unused
-        << "\"}\n";
+    out << ", \"fitted_on\": \"spsim validate --fit on configs/validation calibration rows: " << ids(rows)
+        << unused << "\"}\n";
   }
   for (const auto& [gpu_name, rows] : gemm) {
     sim::GpuSpec gpu = load_gpu(gpu_name, "fit");
@@ -341,10 +368,11 @@ std::string fit_kernels(const std::vector<ValidationGroup>& groups) {
     for (int restart = 0; restart < 4; ++restart) x = nelder_mead(f, x, step, 200);
     const auto p = params(x);
     gpu.gemm = p;
-    out << gpu_name << " gemm (calibration MAPE " << percent(objective(rows, gpu), 2) << " over " << rows.size()
-        << " rows):\n  \"gemm\": {\"mma_efficiency\": " << json_number(p.mma_efficiency, 4)
+    out << gpu_name << " gemm (calibration MAPE " << percent(objective(rows, gpu), 2) << " over "
+        << rows.size() << " rows):\n  \"gemm\": {\"mma_efficiency\": " << json_number(p.mma_efficiency, 4)
         << ", \"fill_us\": " << json_number(p.fill_us, 3) << ", \"fitted_on\": \"spsim validate --fit on "
-        << "configs/validation calibration rows: " << ids(rows) << (both ? "" : "; fill_us as given") << "\"}\n";
+        << "configs/validation calibration rows: " << ids(rows) << (both ? "" : "; fill_us as given")
+        << "\"}\n";
   }
   return out.str();
 }

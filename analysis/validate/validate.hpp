@@ -21,8 +21,8 @@ namespace spsim::analysis {
 struct RowResult {
   const ValidationRow* row = nullptr;
   double predicted = 0;
-  double error = 0;      // predicted / measured − 1
-  bool held = false;     // counts towards the group's validation tolerance
+  double error = 0;   // predicted / measured − 1
+  bool held = false;  // counts towards the group's validation tolerance
 };
 
 struct RatioResult {

@@ -27,10 +27,10 @@ struct AttentionLaunch {
   enum class Mask : std::uint8_t { none, causal, fraction };
   std::int64_t bq = 0, bk = 0, sq = 0, sk = 0, d = 0, dv = 0;
   Mask mask = Mask::none;
-  std::int64_t offset = 0;        // causal only
-  double fraction = 1;            // fraction only: visible pairs / (sq·sk)
-  std::uint64_t copy_bytes = 0;   // bytes the implementation copies (read + written) to slice operands
-  double active_rows = 1;         // fraction of the block's query rows that see at least one key
+  std::int64_t offset = 0;       // causal only
+  double fraction = 1;           // fraction only: visible pairs / (sq·sk)
+  std::uint64_t copy_bytes = 0;  // bytes the implementation copies (read + written) to slice operands
+  double active_rows = 1;        // fraction of the block's query rows that see at least one key
   friend bool operator==(const AttentionLaunch&, const AttentionLaunch&) = default;
 };
 

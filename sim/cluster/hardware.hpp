@@ -36,10 +36,10 @@ struct LinkSpec {
 // tensor-core rate per SM and clock is not listed: it is peak_flops[dtype] / (sm_count · clock_Hz).
 struct SmSpec {
   int sm_count = 0;
-  double clock_Hz = 0;               // the clock the tensor-core peak is quoted at
-  double sfu_per_clk = 0;            // exponentials (MUFU ex2) per SM per clock
-  double fp32_lanes_per_clk = 0;     // FP32 instructions per SM per clock (an FMA is one)
-  double smem_bytes_per_clk = 0;     // shared-memory bandwidth per SM
+  double clock_Hz = 0;            // the clock the tensor-core peak is quoted at
+  double sfu_per_clk = 0;         // exponentials (MUFU ex2) per SM per clock
+  double fp32_lanes_per_clk = 0;  // FP32 instructions per SM per clock (an FMA is one)
+  double smem_bytes_per_clk = 0;  // shared-memory bandwidth per SM
 };
 
 // The fitted efficiencies of one fused-attention kernel family on one GPU (what its tiles, SFU,
@@ -47,11 +47,11 @@ struct SmSpec {
 struct AttentionKernelParams {
   double mma_efficiency_fwd = 1;  // achieved fraction of the tensor-core peak inside a forward tile
   double mma_efficiency_bwd = 1;  // the same for the backward's five GEMMs
-  double overlap_fwd = 0;             // fraction of the shorter of (MMA, softmax) hidden under the longer
+  double overlap_fwd = 0;         // fraction of the shorter of (MMA, softmax) hidden under the longer
   double overlap_bwd = 0;
-  double cta_overhead_cycles_fwd = 0; // per thread block besides its HBM prologue and epilogue
+  double cta_overhead_cycles_fwd = 0;  // per thread block besides its HBM prologue and epilogue
   double cta_overhead_cycles_bwd = 0;
-  double exp_emulated = 0;        // fraction of exponentials computed on the FMA units (FlashAttention-4)
+  double exp_emulated = 0;  // fraction of exponentials computed on the FMA units (FlashAttention-4)
   std::string fitted_on;
 };
 

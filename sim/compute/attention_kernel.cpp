@@ -9,10 +9,10 @@
 namespace spsim::sim {
 
 namespace {
-constexpr double kFp32Forward = 4;   // FP32 instructions per score besides the exponential (header)
+constexpr double kFp32Forward = 4;  // FP32 instructions per score besides the exponential (header)
 constexpr double kFp32Backward = 5;
-constexpr double kPolyExp = 8;       // FMA-unit instructions per emulated exponential
-constexpr double kElemBytes = 2;     // bf16 / fp16 operands in shared memory
+constexpr double kPolyExp = 8;    // FMA-unit instructions per emulated exponential
+constexpr double kElemBytes = 2;  // bf16 / fp16 operands in shared memory
 
 [[nodiscard]] std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
@@ -23,7 +23,8 @@ const std::vector<KernelFamily>& kernel_families() {
   static const std::vector<KernelFamily> families = {
       {"fa2", "FlashAttention-2 (mma.sync, one warp group per tile; K/V read by every warp)", 0, 4},
       {"fa3", "FlashAttention-3 (Hopper wgmma, warp specialisation, ping-pong softmax)", 1, 1},
-      {"fa4", "FlashAttention-4 (Blackwell tcgen05, TMEM, part-software exponentials, 1-CTA backward)", 1, 1, 1},
+      {"fa4", "FlashAttention-4 (Blackwell tcgen05, TMEM, part-software exponentials, 1-CTA backward)", 1, 1,
+       1},
       {"cudnn", "cuDNN fused SDPA (flash-style; tiles not public, taken as FlashAttention-3's)", 1, 1},
   };
   return families;
@@ -89,8 +90,8 @@ double schedule_cycles(const std::vector<double>& work, const std::vector<std::i
 }
 
 double attention_kernel_s(const rt::AttentionLaunch& l, AttentionPass pass, const KernelFamily& family,
-                          const AttentionKernelParams& p, const SmSpec& sm, double tensor_flops, double hbm_Bps,
-                          double bytes) {
+                          const AttentionKernelParams& p, const SmSpec& sm, double tensor_flops,
+                          double hbm_Bps, double bytes) {
   using Mask = rt::AttentionLaunch::Mask;
   if (l.sq <= 0 || l.sk <= 0 || l.bq <= 0) return 0;
   const bool fwd = pass == AttentionPass::forward;
@@ -107,12 +108,13 @@ double attention_kernel_s(const rt::AttentionLaunch& l, AttentionPass pass, cons
   // Per tile the forward also rescales its Br×dv output accumulator by the new row max (one FP32
   // multiply per element) and the backward accumulates its Br×d slice of dQ in FP32.
   const double accumulator = fwd ? br * dv : br * d;
-  const double fp32 =
-      (scores * ((fwd ? kFp32Forward : kFp32Backward) + emulated * kPolyExp) + accumulator) / sm.fp32_lanes_per_clk;
+  const double fp32 = (scores * ((fwd ? kFp32Forward : kFp32Backward) + emulated * kPolyExp) + accumulator) /
+                      sm.fp32_lanes_per_clk;
   // FA2's K/V are read by each of the CTA's warps; the others' by one consumer per tile.
   const double kv_reads = family.kv_reads > 1 ? t.warps : family.kv_reads;
-  const double smem_bytes = fwd ? kElemBytes * (family.q_reads * br * d + kv_reads * bc * (d + dv))
-                                : kElemBytes * (br * (2 * d + 2 * dv) + bc * (2 * d + dv) / family.bwd_pair + 5 * scores);
+  const double smem_bytes =
+      fwd ? kElemBytes * (family.q_reads * br * d + kv_reads * bc * (d + dv))
+          : kElemBytes * (br * (2 * d + 2 * dv) + bc * (2 * d + dv) / family.bwd_pair + 5 * scores);
   const double smem = smem_bytes / sm.smem_bytes_per_clk;
   const double soft = std::max(exp, fp32);  // the SFU and the FP32 pipes issue in parallel
   const double overlap = fwd ? p.overlap_fwd : p.overlap_bwd;
@@ -131,13 +133,15 @@ double attention_kernel_s(const rt::AttentionLaunch& l, AttentionPass pass, cons
   std::vector<double> work;
   std::vector<std::int64_t> count;
   const auto add = [&](std::int64_t tiles, std::int64_t ctas) {
-    work.push_back(static_cast<double>(tiles) * tile + io + (fwd ? p.cta_overhead_cycles_fwd : p.cta_overhead_cycles_bwd));
+    work.push_back(static_cast<double>(tiles) * tile + io +
+                   (fwd ? p.cta_overhead_cycles_fwd : p.cta_overhead_cycles_bwd));
     count.push_back(ctas);
   };
   const std::int64_t per = l.bq;  // CTAs per query (or key) block: one per batch·head
   if (!causal) {
     std::int64_t along = fwd ? nn : nm;
-    if (l.mask == Mask::fraction) along = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(l.fraction * along)));
+    if (l.mask == Mask::fraction)
+      along = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(l.fraction * along)));
     add(along, per * (fwd ? nm : nn));
   } else if (fwd) {
     for (std::int64_t m = 0; m < nm; ++m) {
@@ -150,8 +154,10 @@ double attention_kernel_s(const rt::AttentionLaunch& l, AttentionPass pass, cons
       std::int64_t lo = 0, hi = nm;  // first visible m by bisection (visible is monotone in m)
       while (lo < hi) {
         const std::int64_t mid = (lo + hi) / 2;
-        if (visible(mid, n)) hi = mid;
-        else lo = mid + 1;
+        if (visible(mid, n))
+          hi = mid;
+        else
+          lo = mid + 1;
       }
       add(nm - lo, per);
     }

@@ -46,8 +46,8 @@ struct KernelFamily {
   std::string name;         // fa2, fa3, fa4, cudnn
   std::string description;  // shown in simulate's header
   double q_reads = 0;       // forward: Q tile reads from shared memory per key tile
-  double kv_reads = 1;      // forward: K and V tile reads per key tile (> 1: every warp of the CTA reads them)
-  double bwd_pair = 1;      // backward: CTAs sharing one K/V operand (FA4's 2-CTA mode: 2)
+  double kv_reads = 1;  // forward: K and V tile reads per key tile (> 1: every warp of the CTA reads them)
+  double bwd_pair = 1;  // backward: CTAs sharing one K/V operand (FA4's 2-CTA mode: 2)
 };
 [[nodiscard]] const std::vector<KernelFamily>& kernel_families();
 [[nodiscard]] const KernelFamily* find_kernel_family(const std::string& name);
@@ -58,8 +58,8 @@ struct TileShape {
 };
 // The tile a family's kernel uses for a head dimension (flash-attention's launch templates: FA2
 // sm80, FA3 hopper tile_size_fwd/bwd, FA4 sm100; cuDNN's are not public and taken as FA3's).
-[[nodiscard]] TileShape tile_shape(const std::string& family, AttentionPass pass, std::int64_t d, std::int64_t dv,
-                                   bool causal);
+[[nodiscard]] TileShape tile_shape(const std::string& family, AttentionPass pass, std::int64_t d,
+                                   std::int64_t dv, bool causal);
 
 // Seconds of the kernel alone (no launch overhead) for `launch` on a GPU with `sm` facts, tensor rate
 // `tensor_flops` (FLOP/s for the dtype) and HBM bandwidth `hbm_Bps`; `bytes` the op's HBM traffic.

@@ -51,8 +51,8 @@ struct ComputeModel::Cache {
   std::unordered_map<LaunchKey, double, LaunchHash> seconds;
 };
 
-ComputeModel::ComputeModel(GpuSpec gpu, rt::DType dtype, const std::string& where, const std::string& attention_kernel,
-                           const std::string& kernel_where)
+ComputeModel::ComputeModel(GpuSpec gpu, rt::DType dtype, const std::string& where,
+                           const std::string& attention_kernel, const std::string& kernel_where)
     : gpu_(std::move(gpu)), dtype_(dtype), cache_(std::make_shared<Cache>()) {
   const auto key = peak_key(dtype);
   const auto it = gpu_.peak_flops.find(key);
@@ -65,8 +65,10 @@ ComputeModel::ComputeModel(GpuSpec gpu, rt::DType dtype, const std::string& wher
   tensor_dtype_ = dtype == rt::DType::bf16 || dtype == rt::DType::f16;
   if (!gpu_.sm) {
     if (!attention_kernel.empty())
-      throw InputError(kernel_where, "GPU '" + gpu_.name + "' lists no per-SM facts (\"sm\"), so no attention "
-                                         "kernel model applies; remove '" + attention_kernel + "'");
+      throw InputError(kernel_where, "GPU '" + gpu_.name +
+                                         "' lists no per-SM facts (\"sm\"), so no attention "
+                                         "kernel model applies; remove '" +
+                                         attention_kernel + "'");
     return;
   }
   const std::string name = attention_kernel.empty() ? gpu_.default_attention_kernel : attention_kernel;
@@ -95,7 +97,8 @@ double ComputeModel::attention_s(const rt::AttentionLaunch& l, rt::OpClass op_cl
     const std::lock_guard lock(cache_->mutex);
     if (const auto it = cache_->seconds.find(key); it != cache_->seconds.end()) return it->second;
   }
-  const auto pass = op_class == rt::OpClass::attention_forward ? AttentionPass::forward : AttentionPass::backward;
+  const auto pass =
+      op_class == rt::OpClass::attention_forward ? AttentionPass::forward : AttentionPass::backward;
   double s = attention_kernel_s(l, pass, *family_, *params_, *gpu_.sm, peak_flops_, gpu_.hbm_Bps, bytes);
   if (l.copy_bytes > 0) s += roofline_s(rt::OpClass::copy, 0, static_cast<double>(l.copy_bytes));
   const std::lock_guard lock(cache_->mutex);
@@ -103,8 +106,10 @@ double ComputeModel::attention_s(const rt::AttentionLaunch& l, rt::OpClass op_cl
   return s;
 }
 
-double ComputeModel::kernel_s(rt::OpClass op_class, double flops, double bytes, const rt::KernelShapes& k) const {
-  const bool attention = op_class == rt::OpClass::attention_forward || op_class == rt::OpClass::attention_backward;
+double ComputeModel::kernel_s(rt::OpClass op_class, double flops, double bytes,
+                              const rt::KernelShapes& k) const {
+  const bool attention =
+      op_class == rt::OpClass::attention_forward || op_class == rt::OpClass::attention_backward;
   if (attention && k.attention && family_ && tensor_dtype_) return attention_s(*k.attention, op_class, bytes);
   if (op_class == rt::OpClass::gemm && !k.gemms.empty() && gpu_.sm && gpu_.gemm && tensor_dtype_) {
     double s = 0;
@@ -119,10 +124,12 @@ Time ComputeModel::duration(const rt::trace::ComputeOp& op) const {
   if (op.skipped) return Time{};
   const double launches = op.kernels.attention && op.kernels.attention->copy_bytes > 0 ? 3 : 0;
   return Time::from_seconds(kernel_s(op.op_class, op.flops, static_cast<double>(op.bytes()), op.kernels)) +
-         static_cast<std::int64_t>(std::max(op.kernels.launches, 1) + static_cast<int>(launches)) * gpu_.launch_overhead;
+         static_cast<std::int64_t>(std::max(op.kernels.launches, 1) + static_cast<int>(launches)) *
+             gpu_.launch_overhead;
 }
 
-double ComputeModel::duration_s(rt::OpClass op_class, double flops, double bytes, const rt::KernelShapes& kernels) const {
+double ComputeModel::duration_s(rt::OpClass op_class, double flops, double bytes,
+                                const rt::KernelShapes& kernels) const {
   const double copies = kernels.attention && kernels.attention->copy_bytes > 0 ? 3 : 0;
   return kernel_s(op_class, flops, bytes, kernels) +
          gpu_.launch_overhead.seconds() * (std::max(kernels.launches, 1) + copies);

@@ -52,7 +52,8 @@ class ComputeModel {
 
  private:
   // Seconds without the launch overhead.
-  [[nodiscard]] double kernel_s(rt::OpClass op_class, double flops, double bytes, const rt::KernelShapes& k) const;
+  [[nodiscard]] double kernel_s(rt::OpClass op_class, double flops, double bytes,
+                                const rt::KernelShapes& k) const;
   [[nodiscard]] double roofline_s(rt::OpClass op_class, double flops, double bytes) const;
   [[nodiscard]] double attention_s(const rt::AttentionLaunch& l, rt::OpClass op_class, double bytes) const;
   GpuSpec gpu_;

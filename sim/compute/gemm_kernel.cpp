@@ -20,7 +20,8 @@ double gemm_kernel_s(const rt::GemmShape& g, const GemmParams& p, const SmSpec& 
   for (const auto& [mt, nt] : tiles) {
     const std::int64_t count = g.batch * ((g.m + mt - 1) / mt) * ((g.n + nt - 1) / nt);
     const double area = static_cast<double>(mt * nt);
-    const double cta = static_cast<double>(steps) * area * step_s + p.fill_us * 1e-6 + area * out_bytes / per_sm_Bps;
+    const double cta =
+        static_cast<double>(steps) * area * step_s + p.fill_us * 1e-6 + area * out_bytes / per_sm_Bps;
     const double waves = static_cast<double>((count + sm.sm_count - 1) / sm.sm_count);
     best = std::min(best, waves * cta);
   }

@@ -88,3 +88,32 @@ TEST_CASE("spsim simulate / compare --cluster: a preset or a cluster file replac
   CHECK(unknown.code == 2);
   CHECK(unknown.out.find("dgx-h100") != std::string::npos);  // lists the valid presets
 }
+
+TEST_CASE("spsim simulate: simulation.attention_kernel picks the kernel family, or exits 2 naming it") {
+  const auto dir = spsim_test::temp_dir("attention-kernel-cli");
+  const std::string base = R"({ "schema_version": 1, "model": { "preset": "llama3-8b" },
+    "workload": { "seq_len": 32768, "scope": "attention", "causal": true },
+    "strategy": { "name": "ring", "degree": 8, "options": { "layout": "zigzag" } },
+    "cluster": { "preset": "PRESET" }, "simulation": { "attention_kernel": "KERNEL" } })";
+  const auto run = [&](const std::string& preset, const std::string& kernel) {
+    std::string text = base;
+    text.replace(text.find("PRESET"), 6, preset);
+    text.replace(text.find("KERNEL"), 6, kernel);
+    const auto path = spsim_test::write_file(dir / (preset + "-" + kernel + ".json"), text);
+    return run_spsim("simulate " + path.string());
+  };
+  const auto fa2 = run("dgx-h100", "fa2"), fa3 = run("dgx-h100", "fa3");
+  REQUIRE(fa2.code == 0);
+  REQUIRE(fa3.code == 0);
+  CHECK(fa2.out.find("attention kernel fa2") != std::string::npos);
+  CHECK(fa3.out.find("attention kernel fa3") != std::string::npos);
+  CHECK(fa2.out != fa3.out);
+  const auto no_fa3 = run("dgx-a100", "fa3");  // FlashAttention-3 needs Hopper: no A100 parameters
+  CHECK(no_fa3.code == 2);
+  CHECK(no_fa3.out.find("simulation.attention_kernel") != std::string::npos);
+  CHECK(no_fa3.out.find("it has: fa2") != std::string::npos);
+  const auto unknown = run("dgx-h100", "fa9");
+  CHECK(unknown.code == 2);
+  CHECK(unknown.out.find("simulation.attention_kernel") != std::string::npos);
+  CHECK(unknown.out.find("cudnn") != std::string::npos);  // lists the families
+}

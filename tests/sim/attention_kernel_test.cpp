@@ -1,5 +1,7 @@
 // The fused-attention and GEMM kernel models against closed forms written out here: tile counts under
 // causal masks, wave quantisation, the per-tile resource maxima, and the head-dimension mechanism.
+#include "sim/compute/attention_kernel.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -7,7 +9,6 @@
 #include "analysis/config/hardware.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/kernel_shape.hpp"
-#include "sim/compute/attention_kernel.hpp"
 #include "sim/compute/compute_model.hpp"
 #include "sim/compute/gemm_kernel.hpp"
 #include "tests/sim/replay_helpers.hpp"
@@ -57,13 +58,13 @@ TEST_CASE("forward tiles: a causal block computes its lower triangle of tiles, d
   const double tile = 2.0 * 128 * 128 * 256 / tc;
   const SmSpec sm = mma_only_sm();
   const double flops_per_s = tc * sm.clock_Hz * sm.sm_count;
-  const double t_causal = spsim::sim::attention_kernel_s(launch(3, 1024, 128, true), AttentionPass::forward, fa3(),
-                                                         ideal(), sm, flops_per_s, 1e30, 0);
+  const double t_causal = spsim::sim::attention_kernel_s(launch(3, 1024, 128, true), AttentionPass::forward,
+                                                         fa3(), ideal(), sm, flops_per_s, 1e30, 0);
   CHECK(t_causal == doctest::Approx(3 * 36 * tile / 1e9).epsilon(1e-12));
   // Non-causal: 128 × 176 tiles, 8 query blocks × ceil(1024/176) = 6 key tiles.
   const double tile_nc = 2.0 * 128 * 176 * 256 / tc;
-  const double t_full = spsim::sim::attention_kernel_s(launch(3, 1024, 128, false), AttentionPass::forward, fa3(),
-                                                       ideal(), sm, flops_per_s, 1e30, 0);
+  const double t_full = spsim::sim::attention_kernel_s(launch(3, 1024, 128, false), AttentionPass::forward,
+                                                       fa3(), ideal(), sm, flops_per_s, 1e30, 0);
   CHECK(t_full == doctest::Approx(3 * 8 * 6 * tile_nc / 1e9).epsilon(1e-12));
 }
 
@@ -73,7 +74,8 @@ TEST_CASE("a shifted causal mask: offset 128 adds one key tile to every query bl
   l.sk = 1152;
   l.offset = 128;  // bottom-right aligned: key j visible to query i iff j <= i + 128
   const SmSpec sm = mma_only_sm();
-  const double t = spsim::sim::attention_kernel_s(l, AttentionPass::forward, fa3(), ideal(), sm, tc * 1e9, 1e30, 0);
+  const double t =
+      spsim::sim::attention_kernel_s(l, AttentionPass::forward, fa3(), ideal(), sm, tc * 1e9, 1e30, 0);
   CHECK(t == doctest::Approx((36 + 8) * tile / 1e9).epsilon(1e-12));
   // Backward walks key blocks with 64 × 128 tiles (fa3 backward d = 128), 2·64·128·(3·128 + 2·128)
   // FLOPs each: key block n (of 9) is seen by query block m (of 16) iff 128n <= 64m + 63 + 128, i.e.
@@ -82,7 +84,8 @@ TEST_CASE("a shifted causal mask: offset 128 adds one key tile to every query bl
   double tiles = 0;
   for (int n = 0; n < 9; ++n) tiles += 16 - std::max(0, 2 * n - 2);
   CHECK(tiles == 88);
-  const double tb = spsim::sim::attention_kernel_s(l, AttentionPass::backward, fa3(), ideal(), sm, tc * 1e9, 1e30, 0);
+  const double tb =
+      spsim::sim::attention_kernel_s(l, AttentionPass::backward, fa3(), ideal(), sm, tc * 1e9, 1e30, 0);
   CHECK(tb == doctest::Approx(tiles * tile_b / 1e9).epsilon(1e-12));
 }
 
@@ -98,7 +101,8 @@ TEST_CASE("a tile takes the slowest of MMA, softmax and shared memory, plus what
     const double tile = std::max(1536.0, 1536.0) + (1 - overlap) * 1536;
     rt::AttentionLaunch l = launch(1, 192, 64, false);
     l.sk = 128;  // one tile
-    const double t = spsim::sim::attention_kernel_s(l, AttentionPass::forward, fa3(), p, sm, tc * 1e9, 1e30, 0);
+    const double t =
+        spsim::sim::attention_kernel_s(l, AttentionPass::forward, fa3(), p, sm, tc * 1e9, 1e30, 0);
     CHECK(t == doctest::Approx(tile / 1e9).epsilon(1e-12));
   }
 }
@@ -114,7 +118,8 @@ TEST_CASE("the head-dimension dependence comes from the exponentials, not from a
     CAPTURE(d);
     const auto l = launch(32 * 128 / d, 8192, d, false);
     const double flops = 4.0 * 8192 * 8192 * static_cast<double>(d) * static_cast<double>(l.bq);
-    const double t = spsim::sim::attention_kernel_s(l, AttentionPass::forward, fa3(), p, sm, peak, 3.35e12, 0);
+    const double t =
+        spsim::sim::attention_kernel_s(l, AttentionPass::forward, fa3(), p, sm, peak, 3.35e12, 0);
     const double fraction = flops / t / peak;
     CHECK(fraction > previous);
     CHECK(fraction < 0.8);  // never above the MMA efficiency
@@ -140,6 +145,7 @@ TEST_CASE("GEMM: waves of tiles, the fill and the store per tile") {
 TEST_CASE("an attention kernel family the GPU has no parameters for is an input error") {
   const GpuSpec a100 = spsim::analysis::load_gpu("a100-sxm4-80gb", "test");
   CHECK_THROWS_WITH_AS(ComputeModel(a100, rt::DType::bf16, "workload.dtype", "fa3"),
-                       doctest::Contains("no fitted parameters for attention kernel 'fa3'; it has: fa2"), InputError);
+                       doctest::Contains("no fitted parameters for attention kernel 'fa3'; it has: fa2"),
+                       InputError);
   CHECK(ComputeModel(a100, rt::DType::bf16).attention_kernel() == "fa2");  // the GPU's default
 }

@@ -145,7 +145,9 @@ TEST_CASE("memory model vs simulator: USP is the traced peak") {
           CAPTURE(fusion);
           const auto m = memory_model(c);
           REQUIRE(m);
-          CHECK(m->peak_bytes == static_cast<double>(simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
+          CHECK(m->peak_bytes ==
+                static_cast<double>(
+                    simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
         }
 }
 
@@ -164,7 +166,9 @@ TEST_CASE("memory model: USP peaks by hand, and u = P is Ulysses'") {
     const Config c = config(small, 64, 4, "usp", usp(u, 4), false, "fwd+bwd");
     const auto m = memory_model(c);
     REQUIRE(m);
-    CHECK(m->peak_bytes == static_cast<double>(simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
+    CHECK(m->peak_bytes ==
+          static_cast<double>(
+              simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
     return m->peak_bytes;
   };
   CHECK(peak(2) == 39040);
