@@ -33,24 +33,29 @@ GemmDims gemm_dims(const Shape& a, const Shape& b, const Shape& c, Trans ta, Tra
   const std::int64_t k = ta == Trans::N ? ma.cols : ma.rows;
   const std::int64_t kb = tb == Trans::N ? mb.rows : mb.cols;
   const std::int64_t n = tb == Trans::N ? mb.cols : mb.rows;
-  const std::string shapes = " (a " + to_string(a) + (ta == Trans::T ? "ᵀ" : "") + ", b " + to_string(b) +
-                             (tb == Trans::T ? "ᵀ" : "") + ", c " + to_string(c) + ")";
-  if (k != kb) fail("gemm: inner dimensions differ" + shapes);
-  if (mc.rows != m || mc.cols != n) fail("gemm: c is not [m, n]" + shapes);
+  // The operands for an error message, built only when one is thrown (traces call this per GEMM).
+  const auto shapes = [&] {
+    return " (a " + to_string(a) + (ta == Trans::T ? "ᵀ" : "") + ", b " + to_string(b) +
+           (tb == Trans::T ? "ᵀ" : "") + ", c " + to_string(c) + ")";
+  };
+  if (k != kb) fail("gemm: inner dimensions differ" + shapes());
+  if (mc.rows != m || mc.cols != n) fail("gemm: c is not [m, n]" + shapes());
   const std::int64_t batch = std::max({ma.batch, mb.batch, mc.batch});
   for (std::int64_t bx : {ma.batch, mb.batch, mc.batch})
-    if (bx == 0 || batch % bx != 0) fail("gemm: batch counts do not divide each other" + shapes);
+    if (bx == 0 || batch % bx != 0) fail("gemm: batch counts do not divide each other" + shapes());
   return {batch, m, n, k};
 }
 
 AttentionDims attention_dims(const Shape& q, const Shape& k, const Shape& v) {
   const Matrix3 mq = as_matrix3(q, "attention: q"), mk = as_matrix3(k, "attention: k"),
                 mv = as_matrix3(v, "attention: v");
-  const std::string shapes = " (q " + to_string(q) + ", k " + to_string(k) + ", v " + to_string(v) + ")";
-  if (mq.cols != mk.cols) fail("attention: q and k head dims differ" + shapes);
-  if (mk.batch != mv.batch || mk.rows != mv.rows) fail("attention: k and v disagree" + shapes);
+  const auto shapes = [&] {
+    return " (q " + to_string(q) + ", k " + to_string(k) + ", v " + to_string(v) + ")";
+  };
+  if (mq.cols != mk.cols) fail("attention: q and k head dims differ" + shapes());
+  if (mk.batch != mv.batch || mk.rows != mv.rows) fail("attention: k and v disagree" + shapes());
   if (mk.batch == 0 || mq.batch % mk.batch != 0)
-    fail("attention: q batch is not a multiple of k batch" + shapes);
+    fail("attention: q batch is not a multiple of k batch" + shapes());
   return {mq.batch, mk.batch, mq.rows, mk.rows, mq.cols, mv.cols};
 }
 

@@ -2,9 +2,12 @@
 // kernel models (sim/compute/) price. runtime/cost.cpp derives them from an op's operands and mask.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
-#include <vector>
+#include <stdexcept>
 
 namespace spsim::rt {
 
@@ -34,10 +37,33 @@ struct AttentionLaunch {
   friend bool operator==(const AttentionLaunch&, const AttentionLaunch&) = default;
 };
 
+// The GEMM kernels of one op, stored inline (no allocation per recorded op): at most two, a linear
+// layer's backward (dW and dX).
+class GemmList {
+ public:
+  GemmList() = default;
+  GemmList(std::initializer_list<GemmShape> gemms) {
+    for (const GemmShape& g : gemms) push_back(g);
+  }
+  void push_back(const GemmShape& g) {
+    if (count_ == items_.size()) throw std::length_error("GemmList holds at most two GEMMs");
+    items_[count_++] = g;
+  }
+  [[nodiscard]] bool empty() const { return count_ == 0; }
+  [[nodiscard]] std::size_t size() const { return count_; }
+  [[nodiscard]] const GemmShape* begin() const { return items_.data(); }
+  [[nodiscard]] const GemmShape* end() const { return items_.data() + count_; }
+  friend bool operator==(const GemmList&, const GemmList&) = default;
+
+ private:
+  std::array<GemmShape, 2> items_{};
+  std::size_t count_ = 0;
+};
+
 // The kernels one op launches (empty lists: priced by the op class roofline alone).
 struct KernelShapes {
   std::optional<AttentionLaunch> attention;
-  std::vector<GemmShape> gemms;
+  GemmList gemms;
   int launches = 1;  // kernels the op launches (launch overhead each); 0 = none (a skipped block)
   friend bool operator==(const KernelShapes&, const KernelShapes&) = default;
 };
