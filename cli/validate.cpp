@@ -32,7 +32,7 @@ Action add_validate(CLI::App& app) {
   sub->add_flag("--fit", a->fit, "fit the kernel-model constants on the calibration rows and print them");
   return [a]() -> int {
     if (a->fit) {
-      auto groups = analysis::load_validation(a->options.dir);
+      auto groups = analysis::run_validation(a->options).groups;  // --group filters the fit too
       std::cout << analysis::fit_kernels(groups);
       return 0;
     }

@@ -142,10 +142,11 @@ AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, doubl
     l.offset = offset;
     const std::int64_t dropped_rows = std::max<std::int64_t>(0, -offset);  // rows i < −offset see nothing
     l.active_rows = static_cast<double>(a.sq - dropped_rows) / static_cast<double>(a.sq);
-    if (offset != a.sk - a.sq) {
-      // Slice to the rows that see a key and the keys some row sees: bottom-right aligned again.
-      const std::int64_t sq = a.sq - dropped_rows;
-      const std::int64_t sk = std::min(a.sk, a.sq - 1 + offset + 1);
+    const std::int64_t sq = a.sq - dropped_rows;
+    const std::int64_t sk = std::min(a.sk, a.sq + offset);  // the keys some row sees
+    if (offset != a.sk - a.sq && (sq < a.sq || sk < a.sk)) {
+      // Slice to the rows that see a key and those keys (striped's later owner: q[1:], k[:-1], v[:-1],
+      // bottom-right aligned again); another offset runs unsliced with its own mask.
       const auto e = static_cast<std::uint64_t>(dtype_bytes(dt));
       l.copy_bytes = 2 * e * static_cast<std::uint64_t>(a.bq * sq * a.d + a.bk * sk * (a.d + a.dv));
       l.offset = offset + dropped_rows;

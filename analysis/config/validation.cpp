@@ -18,16 +18,39 @@ using fields::join_path;
 
 namespace {
 
-std::int64_t get_count(const nlohmann::json& j, const std::string& path, const char* key) {
+// A positive integer up to `max` (shapes: no product of them overflows int64).
+std::int64_t get_count(const nlohmann::json& j, const std::string& path, const char* key,
+                       std::int64_t max = 1'000'000) {
   const auto& v = j.at(key);
-  if (!v.is_number_integer() || v.get<long long>() < 1)
-    throw InputError(join_path(path, key), "must be a positive integer, got " + v.dump());
+  if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > max)
+    throw InputError(join_path(path, key),
+                     "must be an integer in [1, " + std::to_string(max) + "], got " + v.dump());
   return v.get<std::int64_t>();
+}
+
+// The keys a row (with its defaults merged in) may have, by kind.
+std::vector<std::string_view> row_keys(ValidationKind kind) {
+  std::vector<std::string_view> keys = {"id", "use", "measured", "unit", "note", "source"};
+  const auto add = [&](std::initializer_list<std::string_view> more) { keys.insert(keys.end(), more); };
+  switch (kind) {
+    case ValidationKind::attention_kernel:
+      add({"gpu", "kernel", "pass", "causal", "batch", "heads", "kv_heads", "seq_len", "head_dim",
+           "head_dim_v", "dtype"});
+      break;
+    case ValidationKind::gemm:
+      add({"gpu", "m", "n", "k", "dtype"});
+      break;
+    case ValidationKind::distributed:
+      add({"config"});
+      break;
+  }
+  return keys;
 }
 
 ValidationRow parse_row(const nlohmann::json& j, const std::string& path, ValidationKind kind,
                         const std::filesystem::path& file) {
   ValidationRow r;
+  fields::check_keys(j, path, row_keys(kind));
   const auto need = [&](const char* key) {
     if (!j.contains(key)) throw InputError(join_path(path, key), "missing required key");
   };
@@ -57,9 +80,9 @@ ValidationRow parse_row(const nlohmann::json& j, const std::string& path, Valida
   r.dtype = *dt;
   if (kind == ValidationKind::gemm) {
     for (const char* key : {"m", "n", "k"}) need(key);
-    r.m = get_count(j, path, "m");
-    r.n = get_count(j, path, "n");
-    r.k = get_count(j, path, "k");
+    r.m = get_count(j, path, "m", 1 << 20);
+    r.n = get_count(j, path, "n", 1 << 20);
+    r.k = get_count(j, path, "k", 1 << 20);
     return r;
   }
   for (const char* key : {"kernel", "pass", "causal", "batch", "heads", "seq_len", "head_dim"}) need(key);
@@ -68,12 +91,12 @@ ValidationRow parse_row(const nlohmann::json& j, const std::string& path, Valida
   if (r.pass != "fwd" && r.pass != "bwd" && r.pass != "fwd+bwd")
     throw InputError(join_path(path, "pass"), "'" + r.pass + "'; valid choices: fwd, bwd, fwd+bwd");
   r.causal = fields::get_bool(j, path, "causal");
-  r.batch = get_count(j, path, "batch");
-  r.heads = get_count(j, path, "heads");
-  r.kv_heads = j.contains("kv_heads") ? get_count(j, path, "kv_heads") : r.heads;
-  r.seq_len = get_count(j, path, "seq_len");
-  r.head_dim = get_count(j, path, "head_dim");
-  r.head_dim_v = j.contains("head_dim_v") ? get_count(j, path, "head_dim_v") : r.head_dim;
+  r.batch = get_count(j, path, "batch", 4096);
+  r.heads = get_count(j, path, "heads", 1024);
+  r.kv_heads = j.contains("kv_heads") ? get_count(j, path, "kv_heads", 1024) : r.heads;
+  r.seq_len = get_count(j, path, "seq_len", 1 << 24);
+  r.head_dim = get_count(j, path, "head_dim", 1024);
+  r.head_dim_v = j.contains("head_dim_v") ? get_count(j, path, "head_dim_v", 1024) : r.head_dim;
   if (r.heads % r.kv_heads != 0) throw InputError(join_path(path, "kv_heads"), "must divide heads");
   return r;
 }
@@ -114,8 +137,7 @@ ValidationGroup parse_group(const std::filesystem::path& file) {
                      "'" + kind + "'; valid choices: attention_kernel, gemm, distributed");
   g.tolerance_mape = get_nonnegative(j, root, "tolerance_mape", true);
   if (j.contains("tolerance_max")) g.tolerance_max = get_nonnegative(j, root, "tolerance_max", true);
-  if (j.contains("min_seq_len"))
-    g.min_seq_len = static_cast<std::int64_t>(get_nonnegative(j, root, "min_seq_len"));
+  if (j.contains("min_seq_len")) g.min_seq_len = get_count(j, root, "min_seq_len", 1 << 24);
   const nlohmann::json defaults = j.contains("defaults") ? j.at("defaults") : nlohmann::json::object();
   if (!defaults.is_object()) throw InputError(join_path(root, "defaults"), "expected an object");
   const auto& rows = j.at("rows");
@@ -132,9 +154,11 @@ ValidationGroup parse_group(const std::filesystem::path& file) {
         throw InputError(join_path(path, "id"), "duplicate id " + g.rows.back().id);
   }
   if (j.contains("ratios")) {
+    if (!j.at("ratios").is_array()) throw InputError(join_path(root, "ratios"), "expected an array");
     for (std::size_t i = 0; i < j.at("ratios").size(); ++i) {
       const auto& r = j.at("ratios")[i];
       const std::string path = root + "ratios[" + std::to_string(i) + "]";
+      fields::check_keys(r, path, {"name", "num", "den", "tolerance"});
       ValidationRatio ratio{get_string(r, path, "name"), get_string(r, path, "num"),
                             get_string(r, path, "den"), get_nonnegative(r, path, "tolerance", true)};
       for (const auto* id : {&ratio.num, &ratio.den})

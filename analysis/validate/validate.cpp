@@ -112,11 +112,17 @@ ValidationReport run_validation(const ValidateOptions& options) {
     for (const auto& r : g.rows) {
       RowResult rr;
       rr.row = &r;
-      if (g.kind == ValidationKind::distributed) {
-        const SimSummary s = simulate(*r.config, SimulateOptions::without_trace_file());
-        rr.predicted = 1 / s.step_time_s;
-      } else {
-        rr.predicted = predict_kernel_row(r, gpu(r));
+      try {
+        if (g.kind == ValidationKind::distributed) {
+          const SimSummary s = simulate(*r.config, SimulateOptions::without_trace_file());
+          rr.predicted = 1 / s.step_time_s;
+        } else {
+          rr.predicted = predict_kernel_row(r, gpu(r));
+        }
+      } catch (const InputError& e) {  // name the file and the row, then what the model said
+        const auto index = static_cast<std::size_t>(&r - g.rows.data());
+        throw InputError(g.file.string() + ": rows[" + std::to_string(index) + "] (" + e.where() + ")",
+                         e.message());
       }
       rr.error = rr.predicted / r.measured - 1;
       rr.held = !r.calibration && (g.kind != ValidationKind::attention_kernel || r.seq_len >= g.min_seq_len);
@@ -209,7 +215,8 @@ std::string render_validation(const ValidationReport& report) {
 
 namespace {
 
-// Nelder–Mead minimisation of f over x (clamped into [lo, hi] per coordinate by `clamp`).
+// Nelder–Mead minimisation of f from x0 (unconstrained: callers map bounded parameters through
+// logistic / exp coordinates).
 std::vector<double> nelder_mead(const std::function<double(const std::vector<double>&)>& f,
                                 std::vector<double> x0, const std::vector<double>& step, int iterations) {
   const std::size_t n = x0.size();
@@ -300,6 +307,10 @@ std::string fit_kernels(const std::vector<ValidationGroup>& groups) {
   for (const auto& [key, rows] : attention) {
     const auto& [gpu_name, kernel] = key;
     sim::GpuSpec gpu = load_gpu(gpu_name, "fit");
+    // The committed values: a pass no calibration row exercises keeps them.
+    const sim::AttentionKernelParams committed = gpu.attention_kernels.contains(kernel)
+                                                     ? gpu.attention_kernels.at(kernel)
+                                                     : sim::AttentionKernelParams{};
     const bool emulates = kernel == "fa4";
     const bool fwd = std::ranges::any_of(rows, [](const ValidationRow* r) { return has_forward(r->pass); });
     const bool bwd = std::ranges::any_of(rows, [](const ValidationRow* r) { return has_backward(r->pass); });
@@ -314,14 +325,25 @@ std::string fit_kernels(const std::vector<ValidationGroup>& groups) {
       p.cta_overhead_cycles_fwd = std::exp(x[4]);
       p.cta_overhead_cycles_bwd = std::exp(x[5]);
       if (emulates) p.exp_emulated = 0.5 * logistic(x[6]);
+      if (!fwd) {
+        p.mma_efficiency_fwd = committed.mma_efficiency_fwd;
+        p.overlap_fwd = committed.overlap_fwd;
+        p.cta_overhead_cycles_fwd = committed.cta_overhead_cycles_fwd;
+      }
+      if (!bwd) {
+        p.mma_efficiency_bwd = committed.mma_efficiency_bwd;
+        p.overlap_bwd = committed.overlap_bwd;
+        p.cta_overhead_cycles_bwd = committed.cta_overhead_cycles_bwd;
+      }
       return p;
     };
     const auto f = [&](const std::vector<double>& x) {
       gpu.attention_kernels[kernel] = params(x);
       return objective(rows, gpu);
     };
-    std::vector<double> best_x;
-    double best = 1e300;
+    std::vector<double> best_x{0.0, 0.0, 0.0, 0.0, std::log(2000.0), std::log(2000.0)};
+    if (emulates) best_x.push_back(0);
+    double best = f(best_x);
     for (double e0 : {0.0, 1.5})
       for (double o0 : {-1.5, 1.5}) {
         std::vector<double> x{e0, e0, o0, o0, std::log(2000.0), std::log(2000.0)};
@@ -332,10 +354,15 @@ std::string fit_kernels(const std::vector<ValidationGroup>& groups) {
       }
     const auto p = params(best_x);
     gpu.attention_kernels[kernel] = p;
-    // A pass no calibration row exercises keeps a neutral value, said in fitted_on.
+    // A pass no calibration row exercises keeps its committed constants, said in fitted_on; so does a
+    // fit with fewer rows than constants.
     std::string unused = fwd && bwd ? ""
-                         : fwd      ? "; backward constants unconstrained by these rows"
-                                    : "; forward constants unconstrained by these rows";
+                         : fwd      ? "; backward constants not fitted (no backward rows), kept"
+                                    : "; forward constants not fitted (no forward rows), kept";
+    const std::size_t fitted = (fwd ? 3 : 0) + (bwd ? 3 : 0) + (emulates ? 1 : 0);
+    if (rows.size() < fitted)
+      unused += "; " + std::to_string(fitted) + " constants on " + std::to_string(rows.size()) +
+                " rows: one consistent set, not each constant measured";
     out << gpu_name << " attention_kernels." << kernel << " (calibration MAPE "
         << percent(objective(rows, gpu), 2) << " over " << rows.size() << " rows):\n"
         << "  \"" << kernel << "\": {\"mma_efficiency_fwd\": " << json_number(p.mma_efficiency_fwd, 3)

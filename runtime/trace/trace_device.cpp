@@ -162,7 +162,8 @@ void TraceDevice::attention_block_forward(const Tensor& q, const Tensor& k, cons
   expect_shape(op, lse, "lse", drop_last(q.shape()));
   const OpCost c = cost::attention_forward(q.shape(), k.shape(), v.shape(), dtype_, mask);
   // A later merge of this block's output merges only the rows it touched (cost::merge_attention).
-  if (c.kernels.attention) block_rows_[o.storage()->id()] = c.kernels.attention->active_rows;
+  if (c.kernels.attention && c.kernels.attention->active_rows < 1)
+    block_rows_[o.storage()->id()] = c.kernels.attention->active_rows;
   record(op, c, {q.shape(), k.shape(), v.shape(), o.shape(), lse.shape()}, c.bytes() == 0);
 }
 

@@ -62,8 +62,9 @@ struct GemmParams {
   std::string fitted_on;
 };
 
-// One GPU type: the compute model's inputs. Efficiencies are per op class (runtime OpClass order);
-// compute time = max(FLOPs / (peak x eff), bytes / (HBM x eff)) + launch overhead (DESIGN.md §6).
+// One GPU type: the compute model's inputs (sim/compute/compute_model.hpp). Ops without a kernel model
+// take max(FLOPs / (peak x eff), bytes / (HBM x eff)) with per-op-class efficiencies, plus the launch
+// overhead; fused attention and GEMMs use the kernel models when `sm` is given.
 struct GpuSpec {
   std::string name;
   std::string description;

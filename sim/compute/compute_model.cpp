@@ -81,7 +81,7 @@ ComputeModel::ComputeModel(GpuSpec gpu, rt::DType dtype, const std::string& wher
     throw InputError(kernel_where, "GPU '" + gpu_.name + "' has no fitted parameters for attention kernel '" +
                                        name + "'; it has: " + (have.empty() ? "none" : have));
   }
-  params_ = &p->second;
+  params_ = p->second;
 }
 
 double ComputeModel::roofline_s(rt::OpClass op_class, double flops, double bytes) const {
@@ -99,7 +99,7 @@ double ComputeModel::attention_s(const rt::AttentionLaunch& l, rt::OpClass op_cl
   }
   const auto pass =
       op_class == rt::OpClass::attention_forward ? AttentionPass::forward : AttentionPass::backward;
-  double s = attention_kernel_s(l, pass, *family_, *params_, *gpu_.sm, peak_flops_, gpu_.hbm_Bps, bytes);
+  double s = attention_kernel_s(l, pass, *family_, params_, *gpu_.sm, peak_flops_, gpu_.hbm_Bps, bytes);
   if (l.copy_bytes > 0) s += roofline_s(rt::OpClass::copy, 0, static_cast<double>(l.copy_bytes));
   const std::lock_guard lock(cache_->mutex);
   cache_->seconds.emplace(key, s);

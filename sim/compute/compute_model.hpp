@@ -48,7 +48,9 @@ class ComputeModel {
   [[nodiscard]] double peak_flops() const { return peak_flops_; }  // FLOP/s for the dtype
   [[nodiscard]] const GpuSpec& gpu() const { return gpu_; }
   // The attention kernel family in use ("" when attention is priced by the roofline).
-  [[nodiscard]] const std::string& attention_kernel() const { return family_ ? family_->name : none_; }
+  [[nodiscard]] const std::string& attention_kernel() const {
+    return family_ && tensor_dtype_ ? family_->name : none_;
+  }
 
  private:
   // Seconds without the launch overhead.
@@ -60,8 +62,8 @@ class ComputeModel {
   rt::DType dtype_;
   double peak_flops_ = 0;  // FLOP/s
   bool tensor_dtype_ = false;
-  const KernelFamily* family_ = nullptr;
-  const AttentionKernelParams* params_ = nullptr;  // into gpu_.attention_kernels
+  const KernelFamily* family_ = nullptr;  // into the static kernel_families()
+  AttentionKernelParams params_;  // the family's constants on this GPU (a copy: the model is copyable)
   std::string none_;
   struct Cache;
   std::shared_ptr<Cache> cache_;

@@ -48,6 +48,10 @@ TEST_CASE("spsim validate: bad input exits 2 naming the file and the key") {
   CHECK(pass.code == 2);
   CHECK(pass.out.find("rows[0].pass") != std::string::npos);
   CHECK(pass.out.find("fwd, bwd, fwd+bwd") != std::string::npos);
+  spsim_test::write_file(dir / "g.json", group(100, 0.08, R"(, "kv_head": 8)"));  // a misspelt key
+  const auto typo = run_spsim("validate --dir " + dir.string());
+  CHECK(typo.code == 2);
+  CHECK(typo.out.find("kv_head") != std::string::npos);
   spsim_test::write_file(dir / "g.json", "{ not json");
   const auto bad = run_spsim("validate --dir " + dir.string());
   CHECK(bad.code == 2);

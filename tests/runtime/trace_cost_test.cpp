@@ -222,6 +222,15 @@ TEST_CASE("attention launches: contiguous, zigzag and striped blocks as ring imp
     CHECK(launch_of(r2, r1).attention->mask == L::Mask::none);
     CHECK(launch_of(r2, r3).launches == 0);  // skipped: no kernel
     CHECK_FALSE(launch_of(r2, r3).attention);
+    // Queries 2..9 against keys 0..3: key j visible to query i iff j <= i + 2; every row sees a key and
+    // every key is seen, so nothing is sliced (no copies) though the offset is not sk − sq = −4.
+    const auto rows = positions({{2, 8}}), keys = positions({{0, 4}});
+    const L shifted = *launch_of(rows, keys).attention;
+    CHECK(shifted.mask == L::Mask::causal);
+    CHECK(shifted.offset == 2);
+    CHECK(shifted.sq == 8);
+    CHECK(shifted.sk == 4);
+    CHECK(shifted.copy_bytes == 0);
   }
   SUBCASE("zigzag: own block causal, earlier owner's first half, later owner's second half of the queries") {
     // 8 chunks of 4: rank r holds chunks r and 7 − r.
