@@ -96,6 +96,7 @@ namespace {
 struct Run {
   std::int64_t first = 0, stride = 1, count = 0;
   [[nodiscard]] std::int64_t last() const { return first + (count - 1) * stride; }
+  friend bool operator==(const Run&, const Run&) = default;
 };
 
 // Maximal arithmetic progressions of an ascending list; empty when the list is not strictly ascending.
@@ -163,33 +164,25 @@ AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, doubl
     return Seen::part;
   };
   std::vector<bool> row_kept(rows.size()), col_kept(cols.size());
-  bool all_visible = true;
   for (std::size_t i = 0; i < rows.size(); ++i)
-    for (std::size_t j = 0; j < cols.size(); ++j) {
-      const Seen v = seen(rows[i], cols[j]);
-      if (v != Seen::none) row_kept[i] = col_kept[j] = true;
-      if (v == Seen::part) all_visible = false;
-    }
+    for (std::size_t j = 0; j < cols.size(); ++j)
+      if (seen(rows[i], cols[j]) != Seen::none) row_kept[i] = col_kept[j] = true;
   std::int64_t sq = 0, sk = 0;
   std::vector<Run> kept_rows, kept_cols;
   for (std::size_t i = 0; i < rows.size(); ++i)
     if (row_kept[i]) sq += rows[i].count, kept_rows.push_back(rows[i]);
   for (std::size_t j = 0; j < cols.size(); ++j)
     if (col_kept[j]) sk += cols[j].count, kept_cols.push_back(cols[j]);
-  // A kept row run may still face a column run it cannot see (masked pairs inside the kept block).
+  // Unmasked only if every kept row run sees every kept column run whole.
+  bool all_visible = true;
   for (const Run& r : kept_rows)
     for (const Run& c : kept_cols)
-      if (seen(r, c) == Seen::none) all_visible = false;
+      if (seen(r, c) != Seen::all) all_visible = false;
   l.sq = sq;
   l.sk = sk;
   l.active_rows = static_cast<double>(sq) / static_cast<double>(a.sq);
   if (all_visible) return l;
-  const bool same =
-      kept_rows.size() == kept_cols.size() &&
-      std::equal(kept_rows.begin(), kept_rows.end(), kept_cols.begin(), [](const Run& x, const Run& y) {
-        return x.first == y.first && x.stride == y.stride && x.count == y.count;
-      });
-  if (same) {
+  if (kept_rows == kept_cols) {  // the same positions: causal in the kernel's own indices
     l.mask = AttentionLaunch::Mask::causal;
     l.offset = 0;
     return l;
@@ -199,6 +192,14 @@ AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, doubl
                (static_cast<double>(sq) * static_cast<double>(sk));
   return l;
 }
+
+namespace {
+// The kernels of one attention op: `main` (forward 1; backward 3) plus, when the launch runs on sliced
+// copies, the three copy kernels of q, k and v.
+[[nodiscard]] KernelShapes attention_kernels(const AttentionLaunch& launch, int main) {
+  return KernelShapes{launch, {}, main + (launch.copy_bytes > 0 ? 3 : 0)};
+}
+}  // namespace
 
 namespace cost {
 
@@ -228,7 +229,7 @@ OpCost attention_forward(const Shape& q, const Shape& k, const Shape& v, DType d
   const double flops = attention_pairs(a, fraction) * static_cast<double>(2 * a.d + 2 * a.dv);
   const std::uint64_t o = static_cast<std::uint64_t>(a.bq * a.sq * a.dv) * dtype_bytes(dt);
   return {OpClass::attention_forward, flops, bytes_of(q, dt) + bytes_of(k, dt) + bytes_of(v, dt),
-          o + lse_bytes(a, dt), KernelShapes{attention_launch(a, mask, fraction, dt), {}, 1}};
+          o + lse_bytes(a, dt), attention_kernels(attention_launch(a, mask, fraction, dt), 1)};
 }
 
 OpCost attention_backward(const Shape& q, const Shape& k, const Shape& v, DType dt, const Mask& mask) {
@@ -243,7 +244,7 @@ OpCost attention_backward(const Shape& q, const Shape& k, const Shape& v, DType 
   // Reads q, k, v, o, dO, lse and the three accumulators; writes the three accumulators.
   // flash-attention's backward is three kernels: D = rowsum(dO ∘ O), the main one, the dq conversion.
   return {OpClass::attention_backward, flops, grads + 2 * o + lse_bytes(a, dt) + grads, grads,
-          KernelShapes{attention_launch(a, mask, fraction, dt), {}, 3}};
+          attention_kernels(attention_launch(a, mask, fraction, dt), 3)};
 }
 
 OpCost softmax(const Shape& x, DType dt) {

@@ -64,10 +64,11 @@ double get_latency_us(const nlohmann::json& j, const std::string& path, std::str
   return us;
 }
 
-int get_positive_int(const nlohmann::json& j, const std::string& path, std::string_view key) {
+int get_positive_int(const nlohmann::json& j, const std::string& path, std::string_view key, int max) {
   const auto& v = field(j, path, key);
-  if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 1'000'000)
-    throw InputError(join_path(path, key), "must be an integer in [1, 1000000], got " + v.dump());
+  if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > max)
+    throw InputError(join_path(path, key),
+                     "must be an integer in [1, " + std::to_string(max) + "], got " + v.dump());
   return v.get<int>();
 }
 

@@ -24,7 +24,9 @@ void check_keys(const nlohmann::json& j, const std::string& path,
                                      bool strictly_positive = false);
 // A latency in microseconds: a number in [0, 1e9] (a thousand seconds: well past any link or kernel).
 [[nodiscard]] double get_latency_us(const nlohmann::json& j, const std::string& path, std::string_view key);
-[[nodiscard]] int get_positive_int(const nlohmann::json& j, const std::string& path, std::string_view key);
+// An integer in [1, max].
+[[nodiscard]] int get_positive_int(const nlohmann::json& j, const std::string& path, std::string_view key,
+                                   int max = 1'000'000);
 [[nodiscard]] bool get_bool(const nlohmann::json& j, const std::string& path, std::string_view key);
 
 }  // namespace spsim::analysis::fields

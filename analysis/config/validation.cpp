@@ -2,31 +2,21 @@
 #include "analysis/config/validation.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "analysis/config/files.hpp"
 #include "analysis/config/json_fields.hpp"
+#include "analysis/config/json_reader.hpp"
 #include "runtime/core/error.hpp"
 
 namespace spsim::analysis {
 
 using fields::get_nonnegative;
+using fields::get_positive_int;
 using fields::get_string;
 using fields::join_path;
 
 namespace {
-
-// A positive integer up to `max` (shapes: no product of them overflows int64).
-std::int64_t get_count(const nlohmann::json& j, const std::string& path, const char* key,
-                       std::int64_t max = 1'000'000) {
-  const auto& v = j.at(key);
-  if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > max)
-    throw InputError(join_path(path, key),
-                     "must be an integer in [1, " + std::to_string(max) + "], got " + v.dump());
-  return v.get<std::int64_t>();
-}
 
 // The keys a row (with its defaults merged in) may have, by kind.
 std::vector<std::string_view> row_keys(ValidationKind kind) {
@@ -80,9 +70,9 @@ ValidationRow parse_row(const nlohmann::json& j, const std::string& path, Valida
   r.dtype = *dt;
   if (kind == ValidationKind::gemm) {
     for (const char* key : {"m", "n", "k"}) need(key);
-    r.m = get_count(j, path, "m", 1 << 20);
-    r.n = get_count(j, path, "n", 1 << 20);
-    r.k = get_count(j, path, "k", 1 << 20);
+    r.m = get_positive_int(j, path, "m", 1 << 20);
+    r.n = get_positive_int(j, path, "n", 1 << 20);
+    r.k = get_positive_int(j, path, "k", 1 << 20);
     return r;
   }
   for (const char* key : {"kernel", "pass", "causal", "batch", "heads", "seq_len", "head_dim"}) need(key);
@@ -91,27 +81,19 @@ ValidationRow parse_row(const nlohmann::json& j, const std::string& path, Valida
   if (r.pass != "fwd" && r.pass != "bwd" && r.pass != "fwd+bwd")
     throw InputError(join_path(path, "pass"), "'" + r.pass + "'; valid choices: fwd, bwd, fwd+bwd");
   r.causal = fields::get_bool(j, path, "causal");
-  r.batch = get_count(j, path, "batch", 4096);
-  r.heads = get_count(j, path, "heads", 1024);
-  r.kv_heads = j.contains("kv_heads") ? get_count(j, path, "kv_heads", 1024) : r.heads;
-  r.seq_len = get_count(j, path, "seq_len", 1 << 24);
-  r.head_dim = get_count(j, path, "head_dim", 1024);
-  r.head_dim_v = j.contains("head_dim_v") ? get_count(j, path, "head_dim_v", 1024) : r.head_dim;
+  r.batch = get_positive_int(j, path, "batch", 4096);
+  r.heads = get_positive_int(j, path, "heads", 1024);
+  r.kv_heads = j.contains("kv_heads") ? get_positive_int(j, path, "kv_heads", 1024) : r.heads;
+  r.seq_len = get_positive_int(j, path, "seq_len", 1 << 24);
+  r.head_dim = get_positive_int(j, path, "head_dim", 1024);
+  r.head_dim_v = j.contains("head_dim_v") ? get_positive_int(j, path, "head_dim_v", 1024) : r.head_dim;
   if (r.heads % r.kv_heads != 0) throw InputError(join_path(path, "kv_heads"), "must divide heads");
   return r;
 }
 
 ValidationGroup parse_group(const std::filesystem::path& file) {
   const std::string where = file.string();
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(where, std::string("malformed JSON: ") + e.what());
-  }
+  const nlohmann::json j(read_json_file(file, where));
   const std::string root = where + ":";
   fields::check_keys(
       j, root,
@@ -137,7 +119,7 @@ ValidationGroup parse_group(const std::filesystem::path& file) {
                      "'" + kind + "'; valid choices: attention_kernel, gemm, distributed");
   g.tolerance_mape = get_nonnegative(j, root, "tolerance_mape", true);
   if (j.contains("tolerance_max")) g.tolerance_max = get_nonnegative(j, root, "tolerance_max", true);
-  if (j.contains("min_seq_len")) g.min_seq_len = get_count(j, root, "min_seq_len", 1 << 24);
+  if (j.contains("min_seq_len")) g.min_seq_len = get_positive_int(j, root, "min_seq_len", 1 << 24);
   const nlohmann::json defaults = j.contains("defaults") ? j.at("defaults") : nlohmann::json::object();
   if (!defaults.is_object()) throw InputError(join_path(root, "defaults"), "expected an object");
   const auto& rows = j.at("rows");

@@ -64,7 +64,9 @@ class GemmList {
 struct KernelShapes {
   std::optional<AttentionLaunch> attention;
   GemmList gemms;
-  int launches = 1;  // kernels the op launches (launch overhead each); 0 = none (a skipped block)
+  // Kernels the op launches, each paying the launch overhead (an attention launch on sliced copies
+  // counts the three copy kernels too); 0 = none (a skipped block).
+  int launches = 1;
   friend bool operator==(const KernelShapes&, const KernelShapes&) = default;
 };
 

@@ -122,17 +122,14 @@ double ComputeModel::kernel_s(rt::OpClass op_class, double flops, double bytes,
 
 Time ComputeModel::duration(const rt::trace::ComputeOp& op) const {
   if (op.skipped) return Time{};
-  const double launches = op.kernels.attention && op.kernels.attention->copy_bytes > 0 ? 3 : 0;
   return Time::from_seconds(kernel_s(op.op_class, op.flops, static_cast<double>(op.bytes()), op.kernels)) +
-         static_cast<std::int64_t>(std::max(op.kernels.launches, 1) + static_cast<int>(launches)) *
-             gpu_.launch_overhead;
+         static_cast<std::int64_t>(std::max(op.kernels.launches, 1)) * gpu_.launch_overhead;
 }
 
 double ComputeModel::duration_s(rt::OpClass op_class, double flops, double bytes,
                                 const rt::KernelShapes& kernels) const {
-  const double copies = kernels.attention && kernels.attention->copy_bytes > 0 ? 3 : 0;
   return kernel_s(op_class, flops, bytes, kernels) +
-         gpu_.launch_overhead.seconds() * (std::max(kernels.launches, 1) + copies);
+         gpu_.launch_overhead.seconds() * std::max(kernels.launches, 1);
 }
 
 }  // namespace spsim::sim
