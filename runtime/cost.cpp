@@ -125,7 +125,7 @@ struct Run {
 
 }  // namespace
 
-AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, double fraction, DType dt) {
+AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, double fraction) {
   AttentionLaunch l{a.bq, a.bk, a.sq, a.sk, a.d, a.dv};
   if (!mask.causal || fraction >= 1.0) return l;
   const auto rows = progressions(*mask.rows), cols = progressions(*mask.cols);
@@ -146,10 +146,8 @@ AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, doubl
     const std::int64_t sq = a.sq - dropped_rows;
     const std::int64_t sk = std::min(a.sk, a.sq + offset);  // the keys some row sees
     if (offset != a.sk - a.sq && (sq < a.sq || sk < a.sk)) {
-      // Slice to the rows that see a key and those keys (striped's later owner: q[1:], k[:-1], v[:-1],
-      // bottom-right aligned again); another offset runs unsliced with its own mask.
-      const auto e = static_cast<std::uint64_t>(dtype_bytes(dt));
-      l.copy_bytes = 2 * e * static_cast<std::uint64_t>(a.bq * sq * a.d + a.bk * sk * (a.d + a.dv));
+      // Slice to the rows that see a key and those keys (striped's later owner: the views q[1:],
+      // k[:-1], v[:-1], bottom-right aligned again); another offset runs unsliced with its own mask.
       l.offset = offset + dropped_rows;
       l.sq = sq;
       l.sk = sk;
@@ -194,10 +192,25 @@ AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, doubl
 }
 
 namespace {
-// The kernels of one attention op: `main` (forward 1; backward 3) plus, when the launch runs on sliced
-// copies, the three copy kernels of q, k and v.
-[[nodiscard]] KernelShapes attention_kernels(const AttentionLaunch& launch, int main) {
-  return KernelShapes{launch, {}, main + (launch.copy_bytes > 0 ? 3 : 0)};
+// The kernels around a fused backward (flash-attention 2 and 3 alike), on the launch's rows and keys:
+// D = rowsum(dO∘O) reads dO and O and writes D, clearing the fp32 dQ accumulator the main kernel adds
+// into; afterwards dQ is converted to the dtype; under GQA (bq > bk) the main kernel writes dK and dV
+// per query head and a reduction sums each group into its KV head (FA2's sum over the head group;
+// FA3's conversion of its fp32 dK/dV accumulators moves about the same bytes).
+[[nodiscard]] KernelShapes backward_kernels(AttentionLaunch l, DType dt) {
+  const auto e = static_cast<double>(dtype_bytes(dt));
+  const auto rows = static_cast<double>(l.bq * l.sq);
+  const double dq = rows * static_cast<double>(l.d);
+  double aux = rows * (2 * e * static_cast<double>(l.dv) + 4) + 4 * dq  // D, and the dQ clear
+               + (4 + e) * dq;                                          // dQ conversion
+  int launches = 3;
+  if (l.bq > l.bk) {
+    const double kv = static_cast<double>(l.sk) * static_cast<double>(l.d + l.dv);
+    aux += e * kv * static_cast<double>(l.bq + l.bk);  // read per query head, write per KV head
+    launches += 2;
+  }
+  l.aux_bytes = static_cast<std::uint64_t>(aux);
+  return KernelShapes{l, {}, launches};
 }
 }  // namespace
 
@@ -229,10 +242,11 @@ OpCost attention_forward(const Shape& q, const Shape& k, const Shape& v, DType d
   const double flops = attention_pairs(a, fraction) * static_cast<double>(2 * a.d + 2 * a.dv);
   const std::uint64_t o = static_cast<std::uint64_t>(a.bq * a.sq * a.dv) * dtype_bytes(dt);
   return {OpClass::attention_forward, flops, bytes_of(q, dt) + bytes_of(k, dt) + bytes_of(v, dt),
-          o + lse_bytes(a, dt), attention_kernels(attention_launch(a, mask, fraction, dt), 1)};
+          o + lse_bytes(a, dt), KernelShapes{attention_launch(a, mask, fraction), {}, 1}};
 }
 
-OpCost attention_backward(const Shape& q, const Shape& k, const Shape& v, DType dt, const Mask& mask) {
+OpCost attention_backward(const Shape& q, const Shape& k, const Shape& v, DType dt, const Mask& mask,
+                          Accumulated accumulated) {
   const AttentionDims a = attention_dims(q, k, v);
   check_mask(mask, a.sq, a.sk);
   const double fraction = unmasked_fraction(mask);
@@ -242,9 +256,24 @@ OpCost attention_backward(const Shape& q, const Shape& k, const Shape& v, DType 
   const std::uint64_t o = static_cast<std::uint64_t>(a.bq * a.sq * a.dv) * dtype_bytes(dt);
   const std::uint64_t grads = bytes_of(q, dt) + bytes_of(k, dt) + bytes_of(v, dt);  // dq, dk, dv
   // Reads q, k, v, o, dO, lse and the three accumulators; writes the three accumulators.
-  // flash-attention's backward is three kernels: D = rowsum(dO ∘ O), the main one, the dq conversion.
+  KernelShapes kernels = backward_kernels(attention_launch(a, mask, fraction), dt);
+  // The accumulation passes, over the rows and keys the launch kept (a zigzag half block adds into
+  // half of dq, or of dk and dv): per element the block's value (dtype) and the fp32 sum are read
+  // and the sum written.
+  const AttentionLaunch& l = *kernels.attention;
+  const double pass = static_cast<double>(dtype_bytes(dt)) + 8;
+  const double kv_rows = static_cast<double>(l.bk * l.sk);
+  double acc = 0;
+  for (const auto& [on, elems] : {std::pair{accumulated.dq, static_cast<double>(l.bq * l.sq * l.d)},
+                                  std::pair{accumulated.dk, kv_rows * static_cast<double>(l.d)},
+                                  std::pair{accumulated.dv, kv_rows * static_cast<double>(l.dv)}})
+    if (on) {
+      acc += pass * elems;
+      ++kernels.launches;
+    }
+  kernels.attention->aux_bytes += static_cast<std::uint64_t>(acc);
   return {OpClass::attention_backward, flops, grads + 2 * o + lse_bytes(a, dt) + grads, grads,
-          attention_kernels(attention_launch(a, mask, fraction, dt), 3)};
+          std::move(kernels)};
 }
 
 OpCost softmax(const Shape& x, DType dt) {

@@ -61,13 +61,12 @@ void check_mask(const Mask& mask, std::int64_t sq, std::int64_t sk);
 //  * positions of rows and of columns each one arithmetic progression with one stride s (contiguous:
 //    s = 1; striped: s = P): one kernel; causal offset floor((r0 − c0)/s), none when every key precedes
 //    every query. flash-attention's causal mask is bottom-right aligned (offset sk − sq); another
-//    offset (striped, a later owner: −1) is run by slicing copies of q, k, v so that it is (their bytes
-//    in copy_bytes);
+//    offset (striped, a later owner: −1) is run on the views q[1:], k[:-1], v[:-1], for which it is
+//    (flash-attention takes operands strided in all but the last dimension: nothing is copied);
 //  * several runs (zigzag's two chunks): runs that see nothing are dropped (a half block); what is
 //    left is unmasked, or causal when rows and columns are the same positions (the own block), or
 //    else priced as an even `fraction` of a full block.
-[[nodiscard]] AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, double fraction,
-                                               DType dt);
+[[nodiscard]] AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, double fraction);
 
 namespace cost {
 
@@ -88,8 +87,16 @@ namespace cost {
 // S = q kᵀ, dV = Pᵀ dO, dP = dO vᵀ, dQ = dS k, dK = dSᵀ q → (6·d + 4·dv)·sq·sk·bq = 10·sq·sk·d·bq,
 // 2.5× the forward (the FlashAttention-2 paper's backward/forward ratio). Times the unmasked
 // fraction. Reads q, k, v, o, dO, lse and the accumulated dq, dk, dv; writes dq, dk, dv.
+// Its kernels: D = rowsum(dO∘O), the main one, the dQ conversion (and the GQA reduction of dK/dV),
+// their bytes in the launch's aux_bytes. `accumulated` lists which of dq, dk, dv already hold earlier
+// blocks' contributions: a fused kernel overwrites its outputs, so each of those is added into its
+// gradient by a pass of its own, into an fp32 accumulator as ring implementations keep them
+// (ring-flash-attention's dq += block_dq): reads the block's dtype and fp32, writes fp32.
+struct Accumulated {
+  bool dq = false, dk = false, dv = false;
+};
 [[nodiscard]] OpCost attention_backward(const Shape& q, const Shape& k, const Shape& v, DType dt,
-                                        const Mask& mask);
+                                        const Mask& mask, Accumulated accumulated = {});
 
 // softmax over the last dim of scale·x: per element scale (1), max (1), subtract (1), exp (1), sum
 // (1), divide (1) → 6 flops/elt. The mask only zeroes entries, the kernel still visits every one.

@@ -18,7 +18,8 @@ struct GemmShape {
 };
 
 // The fused-attention kernel an implementation launches for one attention block, after it drops the
-// rows and columns that see nothing (a zigzag half block) and slices what its kernel cannot mask.
+// rows and columns that see nothing (a zigzag half block) and slices (views: flash-attention takes
+// operands strided in all but the last dimension) to what its kernel's mask can express.
 //
 // The kernel runs `bq` (batch·query heads) problems of `sq` query rows × `sk` keys with head dims d
 // (q, k) and dv (v). Mask, in the kernel's local indices i (query) and j (key):
@@ -30,10 +31,13 @@ struct AttentionLaunch {
   enum class Mask : std::uint8_t { none, causal, fraction };
   std::int64_t bq = 0, bk = 0, sq = 0, sk = 0, d = 0, dv = 0;
   Mask mask = Mask::none;
-  std::int64_t offset = 0;       // causal only
-  double fraction = 1;           // fraction only: visible pairs / (sq·sk)
-  std::uint64_t copy_bytes = 0;  // bytes the implementation copies (read + written) to slice operands
-  double active_rows = 1;        // fraction of the block's query rows that see at least one key
+  std::int64_t offset = 0;  // causal only
+  double fraction = 1;      // fraction only: visible pairs / (sq·sk)
+  // HBM bytes (read + written) of the memory-bound kernels the op runs around the fused one: the
+  // backward's D = rowsum(dO∘O) with the clear of its fp32 dQ accumulator, the dQ conversion, the
+  // reduction of per-query-head dK/dV under GQA (runtime/cost.cpp); priced at the copy rate.
+  std::uint64_t aux_bytes = 0;
+  double active_rows = 1;  // fraction of the block's query rows that see at least one key
   friend bool operator==(const AttentionLaunch&, const AttentionLaunch&) = default;
 };
 
@@ -64,8 +68,8 @@ class GemmList {
 struct KernelShapes {
   std::optional<AttentionLaunch> attention;
   GemmList gemms;
-  // Kernels the op launches, each paying the launch overhead (an attention launch on sliced copies
-  // counts the three copy kernels too); 0 = none (a skipped block).
+  // Kernels the op launches, each paying the launch overhead (a backward counts its auxiliary
+  // kernels); 0 = none (a skipped block).
   int launches = 1;
   friend bool operator==(const KernelShapes&, const KernelShapes&) = default;
 };

@@ -99,8 +99,12 @@ Tensor TraceDevice::empty(const Shape& shape) {
   return Tensor(std::make_shared<TraceStorage>(bytes, recorder_), shape, dtype_);
 }
 
-void TraceDevice::fill(Tensor& t, double /*value*/) {
+void TraceDevice::fill(Tensor& t, double value) {
   check(t, "fill", "t");
+  if (value == 0)
+    cleared_.insert(t.storage()->id());
+  else
+    written(t);
   record("fill", cost::fill(t.shape(), dtype_), {t.shape()});
 }
 
@@ -120,6 +124,7 @@ void TraceDevice::copy(const Tensor& src, Tensor& dst) {
   check(dst, "copy", "dst");
   if (src.numel() != dst.numel())
     fail("copy", "src " + to_string(src.shape()) + " and dst " + to_string(dst.shape()) + " differ in numel");
+  written(dst);
   record("copy", cost::copy(dst.shape(), dtype_), {src.shape(), dst.shape()});
 }
 
@@ -187,7 +192,11 @@ void TraceDevice::attention_block_backward(const Tensor& q, const Tensor& k, con
   expect_shape(op, dq, "dq", q.shape());
   expect_shape(op, dk, "dk", k.shape());
   expect_shape(op, dv, "dv", v.shape());
-  const OpCost c = cost::attention_backward(q.shape(), k.shape(), v.shape(), dtype_, mask);
+  const auto accumulates = [&](const Tensor& g) { return !cleared_.contains(g.storage()->id()); };
+  const cost::Accumulated acc{accumulates(dq), accumulates(dk), accumulates(dv)};
+  const OpCost c = cost::attention_backward(q.shape(), k.shape(), v.shape(), dtype_, mask, acc);
+  if (c.kernels.launches > 0)  // a skipped block leaves its gradients as they were
+    for (const Tensor* g : {&dq, &dk, &dv}) written(*g);
   record(op, c,
          {q.shape(), k.shape(), v.shape(), o.shape(), d_o.shape(), lse.shape(), dq.shape(), dk.shape(),
           dv.shape()},
@@ -218,11 +227,13 @@ void TraceDevice::add(const Tensor& a, const Tensor& b, Tensor& out, double /*al
   check(out, "add", "out");
   same_shape("add", a, "a", b, "b");
   same_shape("add", a, "a", out, "out");
+  written(out);
   record("add", cost::add(out.shape(), dtype_), {a.shape(), b.shape(), out.shape()});
 }
 
 void TraceDevice::scale(Tensor& x, double /*alpha*/) {
   check(x, "scale", "x");
+  written(x);
   record("scale", cost::scale(x.shape(), dtype_), {x.shape()});
 }
 
@@ -248,6 +259,7 @@ void TraceDevice::slice_assign(Tensor& dst, int dim, std::int64_t start, const T
   if (src.shape() != want || start < 0 || start + want[d] > dst.shape()[d])
     fail("slice_assign", "src " + to_string(src.shape()) + " does not fit dst " + to_string(dst.shape()) +
                              " at " + std::to_string(start) + " along dim " + std::to_string(dim));
+  written(dst);
   record("slice_assign", cost::slice_assign(src.shape(), dtype_, accumulate), {dst.shape(), src.shape()});
 }
 

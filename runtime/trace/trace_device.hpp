@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "runtime/cost.hpp"
@@ -71,6 +72,11 @@ class TraceDevice final : public Device {
   // Storage id of an attention block's output → the fraction of its rows that saw a key, until the
   // block is merged (merge_attention prices only those rows).
   std::unordered_map<std::uint64_t, double> block_rows_;
+  // Storage ids of tensors zero-filled and not written since: a backward block's first contribution
+  // to such a gradient is the kernel's own output; into any other it is added by a pass
+  // (cost::attention_backward's `accumulated`).
+  std::unordered_set<std::uint64_t> cleared_;
+  void written(const Tensor& t) { cleared_.erase(t.storage()->id()); }
 };
 
 // Data-less storage of `bytes`: records an Alloc now and a Free when the last reference goes.

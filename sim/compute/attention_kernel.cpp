@@ -21,7 +21,8 @@ constexpr double kElemBytes = 2;  // bf16 / fp16 operands in shared memory
 
 const std::vector<KernelFamily>& kernel_families() {
   static const std::vector<KernelFamily> families = {
-      {"fa2", "FlashAttention-2 (mma.sync, one warp group per tile; K/V read by every warp)", 0, 4},
+      {"fa2", "FlashAttention-2 (mma.sync, one warp group per tile; K/V read by every warp)", 0, 4, 1,
+       CtaOrder::grid},
       {"fa3", "FlashAttention-3 (Hopper wgmma, warp specialisation, ping-pong softmax)", 1, 1},
       {"fa4", "FlashAttention-4 (Blackwell tcgen05, TMEM, part-software exponentials, 1-CTA backward)", 1, 1,
        1},
@@ -41,7 +42,10 @@ TileShape tile_shape(const std::string& family, AttentionPass pass, std::int64_t
   const bool fwd = pass == AttentionPass::forward;
   const std::int64_t d = std::max(d_qk, dv);
   if (family == "fa2") {
-    if (fwd) return d <= 64 ? TileShape{128, 128} : d <= 128 ? TileShape{128, 64} : TileShape{128, 64, 8};
+    if (fwd)
+      return d <= 64    ? TileShape{128, 128, 4, 2}
+             : d <= 128 ? TileShape{128, 64, 4, 2}
+                        : TileShape{128, 64, 8};
     return d <= 64 ? TileShape{128, 128} : d <= 128 ? TileShape{64, 128} : TileShape{64, 64};
   }
   if (family == "fa4") {
@@ -62,30 +66,34 @@ TileShape tile_shape(const std::string& family, AttentionPass pass, std::int64_t
   return {64, 64};
 }
 
-double schedule_cycles(const std::vector<double>& work, const std::vector<std::int64_t>& count, int slots) {
-  std::vector<std::size_t> order(work.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::ranges::sort(order, [&](std::size_t a, std::size_t b) { return work[a] > work[b]; });
-  std::int64_t total = 0;
+double schedule_cycles(const std::vector<double>& work, std::int64_t repeat, int slots, CtaOrder order) {
   double sum = 0, longest = 0;
-  for (std::size_t i = 0; i < work.size(); ++i) {
-    total += count[i];
-    sum += work[i] * static_cast<double>(count[i]);
-    if (count[i] > 0) longest = std::max(longest, work[i]);
+  for (double w : work) {
+    sum += w;
+    longest = std::max(longest, w);
   }
+  const auto total = static_cast<double>(work.size()) * static_cast<double>(repeat);
   if (total == 0) return 0;
-  if (total > 200000) return std::max(sum / slots, longest);
-  // Min-heap of SM finish times; blocks in descending work go to the SM that frees first.
+  if (total > 200000) return std::max(sum * static_cast<double>(repeat) / slots, longest);
+  // Min-heap of SM finish times; each block goes to the SM that frees first.
   std::priority_queue<double, std::vector<double>, std::greater<>> sms;
   for (int i = 0; i < slots; ++i) sms.push(0.0);
   double makespan = 0;
-  for (std::size_t i : order)
-    for (std::int64_t c = 0; c < count[i]; ++c) {
-      const double t = sms.top() + work[i];
-      sms.pop();
-      sms.push(t);
-      makespan = std::max(makespan, t);
-    }
+  const auto place = [&](double w) {
+    const double t = sms.top() + w;
+    sms.pop();
+    sms.push(t);
+    makespan = std::max(makespan, t);
+  };
+  if (order == CtaOrder::grid) {
+    for (std::int64_t r = 0; r < repeat; ++r)
+      for (double w : work) place(w);
+  } else {
+    std::vector<double> sorted = work;
+    std::ranges::sort(sorted, std::greater<>());
+    for (double w : sorted)
+      for (std::int64_t r = 0; r < repeat; ++r) place(w);
+  }
   return makespan;
 }
 
@@ -130,23 +138,23 @@ double attention_kernel_s(const rt::AttentionLaunch& l, AttentionPass pass, cons
   // the HBM bandwidth; it does not overlap the CTA's tiles (prologue and epilogue).
   const double io_bytes = fwd ? kElemBytes * br * (d + dv) + 4 * br : 2 * kElemBytes * bc * (d + dv);
   const double io = io_bytes / (hbm_Bps / sm.sm_count) * sm.clock_Hz;
+  // One batch·head's CTAs in launch order (query blocks forward, key blocks backward); all heads alike.
   std::vector<double> work;
-  std::vector<std::int64_t> count;
-  const auto add = [&](std::int64_t tiles, std::int64_t ctas) {
-    work.push_back(static_cast<double>(tiles) * tile + io +
-                   (fwd ? p.cta_overhead_cycles_fwd : p.cta_overhead_cycles_bwd));
-    count.push_back(ctas);
+  const auto add = [&](std::int64_t tiles) {
+    // Co-resident CTAs share the SM: each runs at 1/ctas_per_sm of its rate.
+    work.push_back(t.ctas_per_sm * (static_cast<double>(tiles) * tile + io +
+                                    (fwd ? p.cta_overhead_cycles_fwd : p.cta_overhead_cycles_bwd)));
   };
-  const std::int64_t per = l.bq;  // CTAs per query (or key) block: one per batch·head
   if (!causal) {
     std::int64_t along = fwd ? nn : nm;
     if (l.mask == Mask::fraction)
       along = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(l.fraction * along)));
-    add(along, per * (fwd ? nm : nn));
+    work.reserve(static_cast<std::size_t>(fwd ? nm : nn));
+    for (std::int64_t b = 0; b < (fwd ? nm : nn); ++b) add(along);
   } else if (fwd) {
     for (std::int64_t m = 0; m < nm; ++m) {
       const std::int64_t last = last_row(m) + l.offset;  // the last key row m's block sees
-      add(last < 0 ? 0 : std::min(nn, last / t.bc + 1), per);
+      add(last < 0 ? 0 : std::min(nn, last / t.bc + 1));
     }
   } else {
     for (std::int64_t n = 0; n < nn; ++n) {
@@ -159,10 +167,10 @@ double attention_kernel_s(const rt::AttentionLaunch& l, AttentionPass pass, cons
         else
           lo = mid + 1;
       }
-      add(nm - lo, per);
+      add(nm - lo);
     }
   }
-  const double cycles = schedule_cycles(work, count, sm.sm_count);
+  const double cycles = schedule_cycles(work, l.bq, sm.sm_count * t.ctas_per_sm, family.order);
   return std::max(cycles / sm.clock_Hz, bytes / hbm_Bps);
 }
 

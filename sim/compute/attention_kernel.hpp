@@ -28,8 +28,12 @@
 // clock against 2,048–8,192 tensor FLOPs). A CTA takes its tiles' time, plus its prologue and
 // epilogue HBM traffic (forward: load Q, store O and lse; backward: load K, V, store dK, dV) at its
 // 1/SMs share of the HBM bandwidth, plus cta_overhead_cycles.
-// CTAs are scheduled longest first over the SMs (wave quantisation and the uneven rows of a causal
-// mask), the kernel is floored by its HBM traffic, and each launch pays the GPU's launch overhead.
+// CTAs are list-scheduled over the SMs in the order the family issues them (wave quantisation and the
+// uneven rows of a causal mask): FA2 launches a plain grid, (block, batch, head) with the query (forward)
+// or key (backward) block fastest, which the hardware hands out in that order, so a causal forward
+// starts each head's short rows first and leaves long rows for the tail; FA3, FA4 and cuDNN run
+// persistent schedulers that hand out the longest tiles first. The kernel is floored by its HBM
+// traffic, and each launch pays the GPU's launch overhead.
 #pragma once
 
 #include <string>
@@ -41,6 +45,12 @@ namespace spsim::sim {
 
 enum class AttentionPass : std::uint8_t { forward, backward };
 
+// The order a kernel hands its CTAs to the SMs.
+enum class CtaOrder : std::uint8_t {
+  grid,           // launch order: for each batch·head, blocks 0, 1, … (FA2's blockIdx.x fastest)
+  longest_first,  // a persistent scheduler issuing the longest CTAs first (FA3's LPT scheduler)
+};
+
 // The kernel families and what distinguishes them besides the fitted parameters.
 struct KernelFamily {
   std::string name;         // fa2, fa3, fa4, cudnn
@@ -48,6 +58,7 @@ struct KernelFamily {
   double q_reads = 0;       // forward: Q tile reads from shared memory per key tile
   double kv_reads = 1;  // forward: K and V tile reads per key tile (> 1: every warp of the CTA reads them)
   double bwd_pair = 1;  // backward: CTAs sharing one K/V operand (FA4's 2-CTA mode: 2)
+  CtaOrder order = CtaOrder::longest_first;
 };
 [[nodiscard]] const std::vector<KernelFamily>& kernel_families();
 [[nodiscard]] const KernelFamily* find_kernel_family(const std::string& name);
@@ -55,6 +66,10 @@ struct KernelFamily {
 struct TileShape {
   int br = 128, bc = 128;
   int warps = 4;  // FA2's warps per CTA (each reads the whole K and V tile)
+  // CTAs resident on one SM at a time, sharing it: FA2's 4-warp forward (up to 255 registers per
+  // thread: 2 × 128 threads fill the 64K registers; 64 KB of shared memory each at d = 128) runs two;
+  // its 8-warp kernels and the persistent FA3/FA4/cuDNN kernels one.
+  int ctas_per_sm = 1;
 };
 // The tile a family's kernel uses for a head dimension (flash-attention's launch templates: FA2
 // sm80, FA3 hopper tile_size_fwd/bwd, FA4 sm100; cuDNN's are not public and taken as FA3's).
@@ -67,9 +82,11 @@ struct TileShape {
                                         const KernelFamily& family, const AttentionKernelParams& params,
                                         const SmSpec& sm, double tensor_flops, double hbm_Bps, double bytes);
 
-// Greedy longest-first schedule of `count[i]` thread blocks of `work[i]` cycles each on `slots` SMs:
-// the makespan in cycles. Exact list scheduling up to 200,000 blocks, the fluid bound beyond.
-[[nodiscard]] double schedule_cycles(const std::vector<double>& work, const std::vector<std::int64_t>& count,
-                                     int slots);
+// List schedule on `slots` SMs of `repeat` batch·heads, each a sequence of blocks of `work[i]` cycles
+// (i = 0, 1, …), each block going to the SM that frees first: the makespan in cycles. `grid` issues
+// head by head in the order given, `longest_first` all blocks by descending work. Exact up to 200,000
+// blocks, the fluid bound (total / slots, at least the longest block) beyond.
+[[nodiscard]] double schedule_cycles(const std::vector<double>& work, std::int64_t repeat, int slots,
+                                     CtaOrder order);
 
 }  // namespace spsim::sim

@@ -100,7 +100,7 @@ double ComputeModel::attention_s(const rt::AttentionLaunch& l, rt::OpClass op_cl
   const auto pass =
       op_class == rt::OpClass::attention_forward ? AttentionPass::forward : AttentionPass::backward;
   double s = attention_kernel_s(l, pass, *family_, params_, *gpu_.sm, peak_flops_, gpu_.hbm_Bps, bytes);
-  if (l.copy_bytes > 0) s += roofline_s(rt::OpClass::copy, 0, static_cast<double>(l.copy_bytes));
+  if (l.aux_bytes > 0) s += roofline_s(rt::OpClass::copy, 0, static_cast<double>(l.aux_bytes));
   const std::lock_guard lock(cache_->mutex);
   cache_->seconds.emplace(key, s);
   return s;

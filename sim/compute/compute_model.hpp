@@ -4,8 +4,8 @@
 // configs/hardware/gpus/*.json) and the dtype runs on tensor cores (bf16, fp16):
 //   attention  sim/compute/attention_kernel.hpp: tiles, tensor cores, SFU exponentials, FP32 softmax
 //              work, shared memory, thread-block waves, per kernel family (fa2, fa3, fa4, cudnn) with
-//              that family's fitted efficiencies on that GPU; plus the operand copies the launch
-//              needs (runtime/core/kernel_shape.hpp: copy_bytes) at the copy rate;
+//              that family's fitted efficiencies on that GPU; plus the memory-bound kernels around
+//              it (runtime/core/kernel_shape.hpp: aux_bytes) at the copy rate;
 //   gemm       sim/compute/gemm_kernel.hpp: CUTLASS-style tiles, waves, fill and store per tile.
 // Every other op (and every op of a GPU without the facts, or in fp32/fp64) is a roofline with
 // per-op-class efficiencies:

@@ -4,7 +4,8 @@
 // Rank r at step j holds the K/V block of owner o = (r − j) mod P; its mask (global positions of the
 // layout: contiguous, zigzag, striped) gives the block's unmasked fraction f(r, o), and a block with
 // f = 0 is skipped (no kernel, no merge). Let p = one sendrecv of a K (= V = dK = dV) block,
-// a_j = attention_forward(f), m = merge_attention, a'_j = attention_backward(f), z = a fill of one
+// a_j = attention_forward(f), m = merge_attention, a'_j = attention_backward(f) (for j ≥ 1 with the
+// pass adding the block's dq into the accumulator, cost::Accumulated), z = a fill of one
 // K-sized block, + = an add of one. A step overlaps its compute with the passes posted before it
 // (Timeline::overlapped: max(t_comm, t_compute + σ/(1+σ)·t_comm)):
 //   forward   step j < P−1: overlap(a_j + [j>0, f>0]·m, 2p)   (the K and V passes of the next block)
@@ -86,8 +87,9 @@ void RingLevel::backward(Timeline& t, int r) const {
   t.compute_only(op(rt::cost::fill(q(), dt_)) + 2 * fill);
   for (int j = 0; j < p_; ++j) {
     const rt::Mask m = mask(r, (r - j + p_) % p_);
-    const double c =
-        attention_op_s(hw_, rt::cost::attention_backward(q(), kv(), kv(), dt_, m)) + (j >= 1 ? 2 * fill : 0);
+    const rt::cost::Accumulated into{j >= 1, false, false};  // dq holds step 0's; dk, dv are fresh partials
+    const double c = attention_op_s(hw_, rt::cost::attention_backward(q(), kv(), kv(), dt_, m, into)) +
+                     (j >= 1 ? 2 * fill : 0);
     const int acc = j >= 2 ? 1 : 0, next = j + 1 < p_ ? 1 : 0;
     if (acc + next > 0)
       t.overlapped_then(c, acc * pass_, next * pass_, acc * 2 * add, (acc + next) * sent);

@@ -68,6 +68,16 @@ TEST_CASE("attention forward is 4 sq sk d per query batch, backward 10 sq sk d")
   CHECK(b.flops == doctest::Approx(10.0 * 16 * 32 * 8 * 4));
   CHECK(b.flops == doctest::Approx(2.5 * f.flops));
   CHECK(b.bytes_written == (4 * 16 * 8 + 2 * 2 * 32 * 8) * 2);  // dq, dk, dv
+  // The kernels around the backward, in bytes: D = rowsum(dO∘O) reads dO and O (bf16) and writes D
+  // (fp32) per row, clearing the fp32 dQ accumulator; the dQ conversion reads fp32, writes bf16; GQA:
+  // the per-query-head dK and dV (4 heads × 32 keys × 8, bf16) are read and summed into 2 KV heads.
+  const double rows = 4 * 16, dq = rows * 8, kv = 32 * (8 + 8);
+  CHECK(b.kernels.attention->aux_bytes ==
+        static_cast<std::uint64_t>(rows * (2 * 2 * 8 + 4) + 4 * dq + (4 + 2) * dq + 2 * kv * (4 + 2)));
+  CHECK(b.kernels.launches == 5);  // D, main, dQ conversion, the dK and dV reductions
+  CHECK(f.kernels.launches == 1);
+  CHECK(cost::attention_backward({2, 16, 8}, {2, 32, 8}, {2, 32, 8}, DType::bf16, none).kernels.launches ==
+        3);
 }
 
 TEST_CASE("causal masking scales attention cost by the allowed fraction") {
@@ -218,7 +228,7 @@ TEST_CASE("attention launches: contiguous, zigzag and striped blocks as ring imp
     const L own = *launch_of(r2, r2).attention;
     CHECK(own.mask == L::Mask::causal);
     CHECK(own.offset == 0);
-    CHECK(own.copy_bytes == 0);
+    CHECK(own.aux_bytes == 0);
     CHECK(launch_of(r2, r1).attention->mask == L::Mask::none);
     CHECK(launch_of(r2, r3).launches == 0);  // skipped: no kernel
     CHECK_FALSE(launch_of(r2, r3).attention);
@@ -230,7 +240,7 @@ TEST_CASE("attention launches: contiguous, zigzag and striped blocks as ring imp
     CHECK(shifted.offset == 2);
     CHECK(shifted.sq == 8);
     CHECK(shifted.sk == 4);
-    CHECK(shifted.copy_bytes == 0);
+    CHECK(shifted.aux_bytes == 0);
   }
   SUBCASE("zigzag: own block causal, earlier owner's first half, later owner's second half of the queries") {
     // 8 chunks of 4: rank r holds chunks r and 7 − r.
@@ -258,7 +268,7 @@ TEST_CASE("attention launches: contiguous, zigzag and striped blocks as ring imp
     CHECK(cost::merge_attention({2, 8, 16}, DType::bf16, late.active_rows).bytes() ==
           cost::merge_attention({2, 4, 16}, DType::bf16, 0.5).bytes() * 2);
   }
-  SUBCASE("striped: causal on the whole block; a later owner needs offset −1, run on sliced copies") {
+  SUBCASE("striped: causal on the whole block; a later owner needs offset −1, run on sliced views") {
     // Token t on rank t mod 4: rank 1 holds 1, 5, …, 29.
     const auto rank1 = positions({{1, 8}}, 4), rank0 = positions({{0, 8}}, 4), rank2 = positions({{2, 8}}, 4);
     const L own = *launch_of(rank1, rank1).attention;
@@ -267,15 +277,16 @@ TEST_CASE("attention launches: contiguous, zigzag and striped blocks as ring imp
     const L early = *launch_of(rank1, rank0).attention;  // key 4j <= query 4i + 1 iff j <= i
     CHECK(early.mask == L::Mask::causal);
     CHECK(early.offset == 0);
-    CHECK(early.copy_bytes == 0);
+    CHECK(early.aux_bytes == 0);
     // key 4j + 2 <= 4i + 1 iff j <= i − 1: query 0 sees nothing; the kernel runs q[1:] × k[:-1]
-    // causally (7 × 7, offset 0) on copies: 2 bytes × (2·7·16 + 1·7·(16 + 16)) elements, read and written.
+    // causally (7 × 7, offset 0) on views of q, k, v: nothing is copied.
     const L late = *launch_of(rank1, rank2).attention;
     CHECK(late.mask == L::Mask::causal);
     CHECK(late.sq == 7);
     CHECK(late.sk == 7);
     CHECK(late.offset == 0);
     CHECK(late.active_rows == doctest::Approx(7.0 / 8));
-    CHECK(late.copy_bytes == 2 * 2 * (2 * 7 * 16 + 7 * 32));
+    CHECK(late.aux_bytes == 0);
+    CHECK(launch_of(rank1, rank2).launches == 1);
   }
 }

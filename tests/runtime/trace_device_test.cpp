@@ -84,6 +84,24 @@ TEST_CASE("attention blocks: causal fraction, and a fully masked block is record
   CHECK(ops.back().name == "attention_block_backward");
   CHECK(ops.back().flops == doctest::Approx(10.0 * n * n * d * bq));
   CHECK(ops.size() == before + 1);
+  // Into zeroed gradients the kernels write their own outputs: D, main, dQ conversion, and the two GQA
+  // reductions (bq 4 > bk 2), no accumulation pass.
+  const auto first = ops.back();
+  CHECK(first.kernels.launches == 5);
+  // A second block adds into what the first wrote: one pass per gradient, each reading the block's
+  // f16 value and the fp32 sum and writing the sum: (2 + 4 + 4) bytes per element of dq, dk, dv.
+  dev.attention_block_backward(q, k, v, o, o, lse, dq, dk, dv, 0.5, Mask{});
+  ops = all_of_kind<ComputeOp>(rec.records());
+  CHECK(ops.back().kernels.launches == 5 + 3);
+  CHECK(ops.back().kernels.attention->aux_bytes - first.kernels.attention->aux_bytes ==
+        10 * (bq * n * d + 2 * bk * n * d));
+  // A fully masked block writes nothing: the next one still counts the gradients as accumulated, and
+  // fresh zeros as fresh.
+  Tensor dq2 = dev.zeros(q.shape());
+  dev.attention_block_backward(q, k, v, o, o, lse, dq2, dk, dv, 0.5, Mask{true, &diag, &later});
+  CHECK(all_of_kind<ComputeOp>(rec.records()).back().skipped);
+  dev.attention_block_backward(q, k, v, o, o, lse, dq2, dk, dv, 0.5, Mask{});
+  CHECK(all_of_kind<ComputeOp>(rec.records()).back().kernels.launches == 5 + 2);  // dk, dv only
 
   // dk must have k's (smaller, GQA) batch; lse must be [bq, n]; the mask must cover the block.
   CHECK_THROWS_AS(dev.attention_block_backward(q, k, v, o, o, lse, dq, dq, dv, 0.5, Mask{}), RuntimeError);

@@ -40,14 +40,24 @@ rt::AttentionLaunch launch(std::int64_t bq, std::int64_t s, std::int64_t d, bool
 
 }  // namespace
 
-TEST_CASE("longest-first list scheduling: equal blocks quantise into waves") {
-  // 10 blocks of 7 cycles on 4 SMs: ceil(10/4) = 3 waves → 21 cycles.
-  CHECK(spsim::sim::schedule_cycles({7.0}, {10}, 4) == doctest::Approx(21));
-  // 4 blocks of 5 and 4 of 3 on 4 SMs: the long ones first, then one short each → 8.
-  CHECK(spsim::sim::schedule_cycles({3.0, 5.0}, {4, 4}, 4) == doctest::Approx(8));
-  // One block of 10 and 9 of 1 on 2 SMs: 10 on one SM, the nine ones on the other → 10.
-  CHECK(spsim::sim::schedule_cycles({1.0, 10.0}, {9, 1}, 2) == doctest::Approx(10));
-  CHECK(spsim::sim::schedule_cycles({}, {}, 4) == 0);
+TEST_CASE("list scheduling: equal blocks quantise into waves; the issue order decides the tail") {
+  using spsim::sim::CtaOrder;
+  using spsim::sim::schedule_cycles;
+  // 10 blocks of 7 cycles on 4 SMs: ceil(10/4) = 3 waves → 21 cycles, in either order.
+  CHECK(schedule_cycles({7.0}, 10, 4, CtaOrder::longest_first) == doctest::Approx(21));
+  CHECK(schedule_cycles({7.0}, 10, 4, CtaOrder::grid) == doctest::Approx(21));
+  // 4 heads of (3, 5) on 4 SMs, longest first: the four 5s, then a 3 each → 8.
+  CHECK(schedule_cycles({3.0, 5.0}, 4, 4, CtaOrder::longest_first) == doctest::Approx(8));
+  // In launch order 3, 5, 3, 5, 3, 5, 3, 5: SMs take 3, 5, 3, 5; the next 3 joins an SM free at 3
+  // (→ 6), the 5 the other one (→ 8), then 3 on the SM free at 5 (→ 8) and 5 on the one free at 5
+  // (→ 10): makespan 10.
+  CHECK(schedule_cycles({3.0, 5.0}, 4, 4, CtaOrder::grid) == doctest::Approx(10));
+  // A head of nine 1s then a 10, on 2 SMs: longest first puts 10 on one SM, the 1s on the other → 10;
+  // in launch order the 1s spread over both (→ 4.5 each: 5 and 4) and the 10 starts at 4 → 14.
+  CHECK(schedule_cycles({1, 1, 1, 1, 1, 1, 1, 1, 1, 10.0}, 1, 2, CtaOrder::longest_first) ==
+        doctest::Approx(10));
+  CHECK(schedule_cycles({1, 1, 1, 1, 1, 1, 1, 1, 1, 10.0}, 1, 2, CtaOrder::grid) == doctest::Approx(14));
+  CHECK(schedule_cycles({}, 4, 4, CtaOrder::grid) == 0);
 }
 
 TEST_CASE("forward tiles: a causal block computes its lower triangle of tiles, diagonals whole") {

@@ -56,18 +56,24 @@ Spread compute_spread(const analysis::SimSummary& s) {
 // percent, are what keeps them from being exact).
 TEST_CASE("ring attention: simulated compute shows the contiguous imbalance and the zigzag balance") {
   const double p = 8;
-  const auto contiguous = compute_spread(analysis::simulate(ring("contiguous", 65536), spsim::analysis::SimulateOptions::without_trace_file()));
+  const auto contiguous = compute_spread(
+      analysis::simulate(ring("contiguous", 65536), spsim::analysis::SimulateOptions::without_trace_file()));
   CHECK(contiguous.max / contiguous.mean == doctest::Approx((2 * p - 1) / p).epsilon(0.03));
-  const auto zigzag = compute_spread(analysis::simulate(ring("zigzag", 65536), spsim::analysis::SimulateOptions::without_trace_file()));
+  const auto zigzag = compute_spread(
+      analysis::simulate(ring("zigzag", 65536), spsim::analysis::SimulateOptions::without_trace_file()));
   MESSAGE("contiguous busiest/mean " << contiguous.max / contiguous.mean << ", zigzag max/min "
                                      << zigzag.max / zigzag.min);
-  CHECK(zigzag.max / zigzag.min == doctest::Approx(1.0).epsilon(0.01));
+  // Not exactly 1: an earlier owner's half block keeps every query row and half the keys, a later
+  // owner's half the rows and every key, so their kernels' CTA counts, merges and dq accumulation
+  // passes differ (a few percent between the ranks that see more of one kind).
+  CHECK(zigzag.max / zigzag.min == doctest::Approx(1.0).epsilon(0.04));
 }
 
 // Each step's K/V transfer (2·(s/P)·Hkv·d·2 bytes = 4 MiB at 64K over NVLink) takes far less than the
 // step's block computation, so everything but the final dK/dV hop home is hidden.
 TEST_CASE("ring attention: K/V passes overlap the block computation (exposed < total communication)") {
-  const auto s = analysis::simulate(ring("zigzag", 65536), spsim::analysis::SimulateOptions::without_trace_file());
+  const auto s =
+      analysis::simulate(ring("zigzag", 65536), spsim::analysis::SimulateOptions::without_trace_file());
   for (const auto& r : s.ranks) {
     CAPTURE(r.rank);
     CHECK(r.comm_s > 0);
