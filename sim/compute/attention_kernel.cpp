@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <queue>
 
 namespace spsim::sim {
@@ -66,7 +65,8 @@ TileShape tile_shape(const std::string& family, AttentionPass pass, std::int64_t
   return {64, 64};
 }
 
-double schedule_cycles(const std::vector<double>& work, std::int64_t repeat, int slots, CtaOrder order) {
+double schedule_cycles(const std::vector<double>& work, std::int64_t repeat, int sms, CtaOrder order,
+                       int ctas_per_sm) {
   double sum = 0, longest = 0;
   for (double w : work) {
     sum += w;
@@ -74,25 +74,50 @@ double schedule_cycles(const std::vector<double>& work, std::int64_t repeat, int
   }
   const auto total = static_cast<double>(work.size()) * static_cast<double>(repeat);
   if (total == 0) return 0;
-  if (total > 200000) return std::max(sum * static_cast<double>(repeat) / slots, longest);
-  // Min-heap of SM finish times; each block goes to the SM that frees first.
-  std::priority_queue<double, std::vector<double>, std::greater<>> sms;
-  for (int i = 0; i < slots; ++i) sms.push(0.0);
-  double makespan = 0;
-  const auto place = [&](double w) {
-    const double t = sms.top() + w;
-    sms.pop();
-    sms.push(t);
-    makespan = std::max(makespan, t);
-  };
+  if (total > 200000) return std::max(sum * static_cast<double>(repeat) / sms, longest);
+  // The blocks in issue order.
+  std::vector<double> issue;
+  issue.reserve(static_cast<std::size_t>(total));
   if (order == CtaOrder::grid) {
-    for (std::int64_t r = 0; r < repeat; ++r)
-      for (double w : work) place(w);
+    for (std::int64_t r = 0; r < repeat; ++r) issue.insert(issue.end(), work.begin(), work.end());
   } else {
     std::vector<double> sorted = work;
     std::ranges::sort(sorted, std::greater<>());
-    for (double w : sorted)
-      for (std::int64_t r = 0; r < repeat; ++r) place(w);
+    for (double w : sorted) issue.insert(issue.end(), static_cast<std::size_t>(repeat), w);
+  }
+  // Each SM holds up to ctas_per_sm blocks and shares its rate among them (n resident: each runs at
+  // 1/n); a block enters the SM whose slot frees first. Events: an SM's next completion.
+  struct Sm {
+    double t = 0;              // time of its last event
+    std::vector<double> left;  // remaining work of its resident blocks
+  };
+  std::vector<Sm> state(static_cast<std::size_t>(sms));
+  std::size_t next = 0;
+  using Event = std::pair<double, int>;  // (completion time, SM)
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  const auto post = [&](int i) {
+    const Sm& s = state[static_cast<std::size_t>(i)];
+    if (!s.left.empty())
+      events.emplace(s.t + static_cast<double>(s.left.size()) * std::ranges::min(s.left), i);
+  };
+  // The launch hands out blocks breadth first: one per SM, then a second per SM, …
+  for (int round = 0; round < ctas_per_sm; ++round)
+    for (auto& s : state)
+      if (next < issue.size()) s.left.push_back(issue[next++]);
+  for (int i = 0; i < sms; ++i) post(i);
+  double makespan = 0;
+  while (!events.empty()) {
+    const auto [t, i] = events.top();
+    events.pop();
+    Sm& s = state[static_cast<std::size_t>(i)];
+    const double done = (t - s.t) / static_cast<double>(s.left.size());  // work each resident block did
+    for (double& w : s.left) w -= done;
+    std::erase_if(s.left, [&](double w) { return w <= 1e-9 * done; });
+    s.t = t;
+    makespan = std::max(makespan, t);
+    while (static_cast<int>(s.left.size()) < ctas_per_sm && next < issue.size())
+      s.left.push_back(issue[next++]);
+    post(i);
   }
   return makespan;
 }
@@ -141,9 +166,8 @@ double attention_kernel_s(const rt::AttentionLaunch& l, AttentionPass pass, cons
   // One batch·head's CTAs in launch order (query blocks forward, key blocks backward); all heads alike.
   std::vector<double> work;
   const auto add = [&](std::int64_t tiles) {
-    // Co-resident CTAs share the SM: each runs at 1/ctas_per_sm of its rate.
-    work.push_back(t.ctas_per_sm * (static_cast<double>(tiles) * tile + io +
-                                    (fwd ? p.cta_overhead_cycles_fwd : p.cta_overhead_cycles_bwd)));
+    work.push_back(static_cast<double>(tiles) * tile + io +
+                   (fwd ? p.cta_overhead_cycles_fwd : p.cta_overhead_cycles_bwd));
   };
   if (!causal) {
     std::int64_t along = fwd ? nn : nm;
@@ -170,7 +194,7 @@ double attention_kernel_s(const rt::AttentionLaunch& l, AttentionPass pass, cons
       add(nm - lo);
     }
   }
-  const double cycles = schedule_cycles(work, l.bq, sm.sm_count * t.ctas_per_sm, family.order);
+  const double cycles = schedule_cycles(work, l.bq, sm.sm_count, family.order, t.ctas_per_sm);
   return std::max(cycles / sm.clock_Hz, bytes / hbm_Bps);
 }
 

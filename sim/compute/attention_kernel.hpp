@@ -66,9 +66,9 @@ struct KernelFamily {
 struct TileShape {
   int br = 128, bc = 128;
   int warps = 4;  // FA2's warps per CTA (each reads the whole K and V tile)
-  // CTAs resident on one SM at a time, sharing it: FA2's 4-warp forward (up to 255 registers per
-  // thread: 2 × 128 threads fill the 64K registers; 64 KB of shared memory each at d = 128) runs two;
-  // its 8-warp kernels and the persistent FA3/FA4/cuDNN kernels one.
+  // CTAs resident on one SM at a time, sharing it (schedule_cycles): FA2's 4-warp forward (up to 255
+  // registers per thread: 2 × 128 threads fill the 64K registers; 64 KB of shared memory each at
+  // d = 128) runs two; its 8-warp kernels and the persistent FA3/FA4/cuDNN kernels one.
   int ctas_per_sm = 1;
 };
 // The tile a family's kernel uses for a head dimension (flash-attention's launch templates: FA2
@@ -82,11 +82,13 @@ struct TileShape {
                                         const KernelFamily& family, const AttentionKernelParams& params,
                                         const SmSpec& sm, double tensor_flops, double hbm_Bps, double bytes);
 
-// List schedule on `slots` SMs of `repeat` batch·heads, each a sequence of blocks of `work[i]` cycles
-// (i = 0, 1, …), each block going to the SM that frees first: the makespan in cycles. `grid` issues
-// head by head in the order given, `longest_first` all blocks by descending work. Exact up to 200,000
-// blocks, the fluid bound (total / slots, at least the longest block) beyond.
-[[nodiscard]] double schedule_cycles(const std::vector<double>& work, std::int64_t repeat, int slots,
-                                     CtaOrder order);
+// Schedule on `sms` SMs of `repeat` batch·heads, each a sequence of blocks of `work[i]` cycles of a
+// whole SM (i = 0, 1, …): the makespan in cycles. `grid` issues head by head in the order given,
+// `longest_first` all blocks by descending work. An SM holds up to `ctas_per_sm` blocks and shares
+// its rate among them (n resident: each at 1/n, a lone block at the full rate); the next block enters
+// the SM whose slot frees first. Exact up to 200,000 blocks, the fluid bound (total / sms, at least the
+// longest block) beyond.
+[[nodiscard]] double schedule_cycles(const std::vector<double>& work, std::int64_t repeat, int sms,
+                                     CtaOrder order, int ctas_per_sm = 1);
 
 }  // namespace spsim::sim

@@ -37,6 +37,7 @@ struct LaunchHash {
     const auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
     const auto& l = k.launch;
     for (std::int64_t v : {l.bq, l.bk, l.sq, l.sk, l.d, l.dv, l.offset}) mix(static_cast<std::uint64_t>(v));
+    mix(l.aux_bytes);
     mix(static_cast<std::uint64_t>(l.mask));
     mix(static_cast<std::uint64_t>(k.op_class));
     mix(static_cast<std::uint64_t>(l.fraction * 1e12));

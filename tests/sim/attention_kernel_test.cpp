@@ -60,6 +60,21 @@ TEST_CASE("list scheduling: equal blocks quantise into waves; the issue order de
   CHECK(schedule_cycles({}, 4, 4, CtaOrder::grid) == 0);
 }
 
+TEST_CASE("co-resident blocks share their SM; a lone block runs at the SM's full rate") {
+  using spsim::sim::CtaOrder;
+  using spsim::sim::schedule_cycles;
+  // One SM, two slots, blocks 1 and 10: both run at half rate until the 1 ends (t = 2, the 10 has 9
+  // left), then the 10 alone at full rate: 2 + 9 = 11, the total work (the SM never idles).
+  CHECK(schedule_cycles({1.0, 10.0}, 1, 1, CtaOrder::grid, 2) == doctest::Approx(11));
+  // Two SMs, blocks 3, 5, 3, 5, 3, 5 handed out breadth first: SM0 gets 3 and 3, SM1 5 and 5, the
+  // remaining 3 and 5 go to SM0 when its pair ends at 6 (3 and 5 together: the 3 ends at 12, the 5 at
+  // 14) while SM1's pair ends at 10: makespan 14.
+  CHECK(schedule_cycles({3.0, 5.0}, 3, 2, CtaOrder::grid, 2) == doctest::Approx(14));
+  // With one slot per SM it is the list schedule: SM0 3, SM1 5, then 3 (SM0, → 6), 5 (SM1 at 5, → 10),
+  // 3 (SM0 at 6, → 9), 5 (SM0 at 9, → 14).
+  CHECK(schedule_cycles({3.0, 5.0}, 3, 2, CtaOrder::grid, 1) == doctest::Approx(14));
+}
+
 TEST_CASE("forward tiles: a causal block computes its lower triangle of tiles, diagonals whole") {
   // fa3, d = 128, causal: 128 × 128 tiles. s = 1024 → 8 query blocks; block m computes m + 1 key
   // tiles: 36 tiles per head. Tile time on the tensor cores: 2·128·128·(128 + 128) FLOPs at
