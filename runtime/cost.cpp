@@ -196,11 +196,15 @@ namespace {
 // D = rowsum(dO∘O) reads dO and O and writes D, clearing the fp32 dQ accumulator the main kernel adds
 // into; afterwards dQ is converted to the dtype; under GQA (bq > bk) the main kernel writes dK and dV
 // per query head and a reduction sums each group into its KV head (FA2's sum over the head group;
-// FA3's conversion of its fp32 dK/dV accumulators moves about the same bytes).
-[[nodiscard]] KernelShapes backward_kernels(AttentionLaunch l, DType dt) {
+// FA3's conversion of its fp32 dK/dV accumulators moves about the same bytes). Then the accumulation
+// passes (cost::Accumulated), over the rows and keys the launch kept (a zigzag half block adds into
+// half of dq, or of dk and dv): per element the block's value (dtype) and the fp32 sum are read and
+// the sum written.
+[[nodiscard]] KernelShapes backward_kernels(AttentionLaunch l, DType dt, cost::Accumulated accumulated) {
   const auto e = static_cast<double>(dtype_bytes(dt));
   const auto rows = static_cast<double>(l.bq * l.sq);
   const double dq = rows * static_cast<double>(l.d);
+  const double kv_rows = static_cast<double>(l.bk * l.sk);
   double aux = rows * (2 * e * static_cast<double>(l.dv) + 4) + 4 * dq  // D, and the dQ clear
                + (4 + e) * dq;                                          // dQ conversion
   int launches = 3;
@@ -209,6 +213,13 @@ namespace {
     aux += e * kv * static_cast<double>(l.bq + l.bk);  // read per query head, write per KV head
     launches += 2;
   }
+  for (const auto& [on, elems] :
+       {std::pair{accumulated.dq, dq}, std::pair{accumulated.dk, kv_rows * static_cast<double>(l.d)},
+        std::pair{accumulated.dv, kv_rows * static_cast<double>(l.dv)}})
+    if (on) {
+      aux += (e + 8) * elems;
+      ++launches;
+    }
   l.aux_bytes = static_cast<std::uint64_t>(aux);
   return KernelShapes{l, {}, launches};
 }
@@ -256,24 +267,8 @@ OpCost attention_backward(const Shape& q, const Shape& k, const Shape& v, DType 
   const std::uint64_t o = static_cast<std::uint64_t>(a.bq * a.sq * a.dv) * dtype_bytes(dt);
   const std::uint64_t grads = bytes_of(q, dt) + bytes_of(k, dt) + bytes_of(v, dt);  // dq, dk, dv
   // Reads q, k, v, o, dO, lse and the three accumulators; writes the three accumulators.
-  KernelShapes kernels = backward_kernels(attention_launch(a, mask, fraction), dt);
-  // The accumulation passes, over the rows and keys the launch kept (a zigzag half block adds into
-  // half of dq, or of dk and dv): per element the block's value (dtype) and the fp32 sum are read
-  // and the sum written.
-  const AttentionLaunch& l = *kernels.attention;
-  const double pass = static_cast<double>(dtype_bytes(dt)) + 8;
-  const double kv_rows = static_cast<double>(l.bk * l.sk);
-  double acc = 0;
-  for (const auto& [on, elems] : {std::pair{accumulated.dq, static_cast<double>(l.bq * l.sq * l.d)},
-                                  std::pair{accumulated.dk, kv_rows * static_cast<double>(l.d)},
-                                  std::pair{accumulated.dv, kv_rows * static_cast<double>(l.dv)}})
-    if (on) {
-      acc += pass * elems;
-      ++kernels.launches;
-    }
-  kernels.attention->aux_bytes += static_cast<std::uint64_t>(acc);
   return {OpClass::attention_backward, flops, grads + 2 * o + lse_bytes(a, dt) + grads, grads,
-          std::move(kernels)};
+          backward_kernels(attention_launch(a, mask, fraction), dt, accumulated)};
 }
 
 OpCost softmax(const Shape& x, DType dt) {
