@@ -14,6 +14,7 @@ namespace {
 
 using spsim::rt::CpuDevice;
 using spsim::rt::Mask;
+using spsim::rt::Positions;
 using spsim::rt::Shape;
 using spsim::rt::Tensor;
 
@@ -75,9 +76,7 @@ int main() {
   Tensor dq = dev.zeros({batch, s, d}), dk = dev.zeros({batch, s, d}), dv = dev.zeros({batch, s, d});
   const double scale = 0.125;  // 1/sqrt(64)
 
-  std::vector<std::int64_t> pos(static_cast<std::size_t>(s)), later(static_cast<std::size_t>(s));
-  std::iota(pos.begin(), pos.end(), 0);
-  std::iota(later.begin(), later.end(), s);
+  const Positions pos = Positions::range(0, s), later = Positions::range(s, s);
   struct Case {
     const char* name;
     Mask mask;

@@ -69,54 +69,9 @@ void check_mask(const Mask& mask, std::int64_t sq, std::int64_t sk) {
          std::to_string(sk) + " block");
 }
 
-double unmasked_fraction(const Mask& mask) {
-  if (!mask.causal) return 1.0;
-  if (!mask.rows || !mask.cols) fail("causal mask without row/column positions");
-  const auto& rows = *mask.rows;
-  const auto& cols = *mask.cols;
-  if (rows.empty() || cols.empty()) return 0.0;
-  const auto [rmin, rmax] = std::ranges::minmax(rows);
-  const auto [cmin, cmax] = std::ranges::minmax(cols);
-  if (cmax <= rmin) return 1.0;  // every key precedes every query
-  if (cmin > rmax) return 0.0;   // every key follows every query
-  if (!std::ranges::is_sorted(rows) || !std::ranges::is_sorted(cols)) return mask.unmasked_fraction();
-  // Both ascending: the count of allowed columns (cols[c] <= rows[r]) only grows with r.
-  double allowed = 0;
-  std::size_t c = 0;
-  for (const std::int64_t r : rows) {
-    while (c < cols.size() && cols[c] <= r) ++c;
-    allowed += static_cast<double>(c);
-  }
-  return allowed / (static_cast<double>(rows.size()) * static_cast<double>(cols.size()));
-}
-
 namespace {
 
-// One arithmetic progression of positions: first + i·stride, i < count (stride 1 for a lone position).
-struct Run {
-  std::int64_t first = 0, stride = 1, count = 0;
-  [[nodiscard]] std::int64_t last() const { return first + (count - 1) * stride; }
-  friend bool operator==(const Run&, const Run&) = default;
-};
-
-// Maximal arithmetic progressions of an ascending list; empty when the list is not strictly ascending.
-[[nodiscard]] std::vector<Run> progressions(const std::vector<std::int64_t>& p) {
-  std::vector<Run> runs;
-  std::size_t i = 0;
-  while (i < p.size()) {
-    if (i + 1 == p.size()) {
-      runs.push_back({p[i], 1, 1});
-      break;
-    }
-    const std::int64_t s = p[i + 1] - p[i];
-    if (s <= 0) return {};
-    std::size_t j = i + 1;
-    while (j + 1 < p.size() && p[j + 1] - p[j] == s) ++j;
-    runs.push_back({p[i], s, static_cast<std::int64_t>(j - i + 1)});
-    i = j + 1;
-  }
-  return runs;
-}
+using Run = Positions::Run;
 
 [[nodiscard]] std::int64_t floor_div(std::int64_t a, std::int64_t b) {
   const std::int64_t q = a / b;
@@ -128,13 +83,15 @@ struct Run {
 AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, double fraction) {
   AttentionLaunch l{a.bq, a.bk, a.sq, a.sk, a.d, a.dv};
   if (!mask.causal || fraction >= 1.0) return l;
-  const auto rows = progressions(*mask.rows), cols = progressions(*mask.cols);
-  const auto general = [&] {
+  // The positions' runs (maximal arithmetic progressions; all-gather-KV's gathered keys are several
+  // runs in rank order, not ascending as a whole).
+  const std::vector<Run>& rows = mask.rows->runs();
+  const std::vector<Run>& cols = mask.cols->runs();
+  if (rows.empty() || cols.empty()) {
     l.mask = AttentionLaunch::Mask::fraction;
     l.fraction = fraction;
     return l;
-  };
-  if (rows.empty() || cols.empty()) return general();
+  }
   if (rows.size() == 1 && cols.size() == 1 &&
       (rows[0].stride == cols[0].stride || rows[0].count == 1 || cols[0].count == 1)) {
     const std::int64_t s = rows[0].count > 1 ? rows[0].stride : cols[0].stride;
@@ -180,7 +137,8 @@ AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, doubl
   l.sk = sk;
   l.active_rows = static_cast<double>(sq) / static_cast<double>(a.sq);
   if (all_visible) return l;
-  if (kept_rows == kept_cols) {  // the same positions: causal in the kernel's own indices
+  if (kept_rows == kept_cols && mask.rows->ascending()) {  // the same ascending positions: causal in
+                                                           // the kernel's own indices
     l.mask = AttentionLaunch::Mask::causal;
     l.offset = 0;
     return l;
@@ -248,7 +206,7 @@ namespace {
 OpCost attention_forward(const Shape& q, const Shape& k, const Shape& v, DType dt, const Mask& mask) {
   const AttentionDims a = attention_dims(q, k, v);
   check_mask(mask, a.sq, a.sk);
-  const double fraction = unmasked_fraction(mask);
+  const double fraction = mask.unmasked_fraction();
   if (fraction == 0.0) return {OpClass::attention_forward, 0, 0, 0, KernelShapes{{}, {}, 0}};
   const double flops = attention_pairs(a, fraction) * static_cast<double>(2 * a.d + 2 * a.dv);
   const std::uint64_t o = static_cast<std::uint64_t>(a.bq * a.sq * a.dv) * dtype_bytes(dt);
@@ -260,7 +218,7 @@ OpCost attention_backward(const Shape& q, const Shape& k, const Shape& v, DType 
                           Accumulated accumulated) {
   const AttentionDims a = attention_dims(q, k, v);
   check_mask(mask, a.sq, a.sk);
-  const double fraction = unmasked_fraction(mask);
+  const double fraction = mask.unmasked_fraction();
   if (fraction == 0.0) return {OpClass::attention_backward, 0, 0, 0, KernelShapes{{}, {}, 0}};
   // S = q kᵀ, dQ = dS k, dK = dSᵀ q have a d-long side (6·d); dP = dO vᵀ, dV = Pᵀ dO a dv-long one (4·dv).
   const double flops = attention_pairs(a, fraction) * static_cast<double>(6 * a.d + 4 * a.dv);

@@ -50,22 +50,17 @@ struct AttentionDims {
 [[nodiscard]] AttentionDims attention_dims(const Shape& q, const Shape& k, const Shape& v);
 // Throws unless a causal mask has row/column positions of lengths sq and sk.
 void check_mask(const Mask& mask, std::int64_t sq, std::int64_t sk);
-// Mask::unmasked_fraction() computed in O(rows + cols) when both position lists are ascending (the
-// contiguous, zigzag and striped layouts all give ascending lists), with O(rows + cols) early outs
-// for blocks entirely below or above the diagonal; falls back to Mask::unmasked_fraction otherwise.
-// Traces of thousands of ranks call it once per attention block.
-[[nodiscard]] double unmasked_fraction(const Mask& mask);
-
 // The fused-attention launch an implementation makes for block `a` under `mask` (visible fraction
-// `fraction`, from unmasked_fraction), the way flash-attention based ring implementations launch it:
+// `fraction`, from Mask::unmasked_fraction), the way flash-attention based ring implementations launch it:
 //  * positions of rows and of columns each one arithmetic progression with one stride s (contiguous:
 //    s = 1; striped: s = P): one kernel; causal offset floor((r0 − c0)/s), none when every key precedes
 //    every query. flash-attention's causal mask is bottom-right aligned (offset sk − sq); another
 //    offset (striped, a later owner: −1) is run on the views q[1:], k[:-1], v[:-1], for which it is
 //    (flash-attention takes operands strided in all but the last dimension: nothing is copied);
-//  * several runs (zigzag's two chunks): runs that see nothing are dropped (a half block); what is
-//    left is unmasked, or causal when rows and columns are the same positions (the own block), or
-//    else priced as an even `fraction` of a full block.
+//  * several runs (zigzag's two chunks; all-gather-KV's gathered keys, its owners' chunks in rank
+//    order): runs that see nothing are dropped (a half block, the keys after a rank's last query);
+//    what is left is unmasked, or causal when rows and columns are the same ascending positions (the
+//    own block), or else priced as an even `fraction` of a full block.
 [[nodiscard]] AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, double fraction);
 
 namespace cost {

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/core/positions.hpp"
 #include "runtime/tensor.hpp"
 
 namespace spsim::rt {
@@ -27,13 +28,15 @@ enum class Trans : std::uint8_t { N, T };
 // iff cols[c] <= rows[r]. Without `causal` every pair is allowed and rows/cols may be null.
 struct Mask {
   bool causal = false;
-  const std::vector<std::int64_t>* rows = nullptr;  // global position of each query row
-  const std::vector<std::int64_t>* cols = nullptr;  // global position of each key column
+  const Positions* rows = nullptr;  // global position of each query row
+  const Positions* cols = nullptr;  // global position of each key column
 
   [[nodiscard]] bool allowed(std::int64_t r, std::int64_t c) const {
-    return !causal || (*cols)[static_cast<std::size_t>(c)] <= (*rows)[static_cast<std::size_t>(r)];
+    return !causal || (*cols)[c] <= (*rows)[r];
   }
   // Fraction of (row, col) pairs that are allowed: 1 without causal; 0 means the block is skipped.
+  // Counted on the positions' runs (causal_pairs), so a block of any size costs O(runs); throws for a
+  // causal mask without positions.
   [[nodiscard]] double unmasked_fraction() const;
 };
 

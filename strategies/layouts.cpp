@@ -1,6 +1,8 @@
 // Sequence layouts (see layouts.hpp).
 #include "strategies/layouts.hpp"
 
+#include <array>
+
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {
@@ -11,32 +13,37 @@ Layout parse_layout(const std::string& name) {
   return Layout::contiguous;
 }
 
-std::vector<std::int64_t> zigzag_positions(int rank, int degree, std::int64_t seq_len) {
-  const std::int64_t half = seq_len / (2 * degree);
-  std::vector<std::int64_t> pos;
-  pos.reserve(static_cast<std::size_t>(2 * half));
-  for (const std::int64_t chunk : {std::int64_t{rank}, std::int64_t{2 * degree - 1 - rank}})
-    for (std::int64_t i = 0; i < half; ++i) pos.push_back(chunk * half + i);
-  return pos;
-}
-
-std::vector<std::int64_t> striped_positions(int rank, int degree, std::int64_t seq_len) {
-  std::vector<std::int64_t> pos;
-  pos.reserve(static_cast<std::size_t>(seq_len / degree));
-  for (std::int64_t t = rank; t < seq_len; t += degree) pos.push_back(t);
-  return pos;
-}
-
-std::vector<std::int64_t> layout_positions(Layout layout, int rank, int degree, std::int64_t seq_len) {
+rt::Positions layout_runs(Layout layout, int rank, int degree, std::int64_t seq_len) {
   switch (layout) {
-    case Layout::zigzag:
-      return zigzag_positions(rank, degree, seq_len);
-    case Layout::striped:
-      return striped_positions(rank, degree, seq_len);
+    case Layout::zigzag: {
+      const std::int64_t half = seq_len / (2 * degree);
+      const std::array<rt::Positions::Run, 2> chunks{
+          rt::Positions::Run{rank * half, 1, half},
+          rt::Positions::Run{(2 * degree - 1 - rank) * half, 1, half}};
+      return rt::Positions::of_runs(chunks);
+    }
+    case Layout::striped: {
+      const std::array<rt::Positions::Run, 1> run{
+          rt::Positions::Run{rank, degree, rank < seq_len ? (seq_len - rank + degree - 1) / degree : 0}};
+      return rt::Positions::of_runs(run);
+    }
     case Layout::contiguous:
       break;
   }
-  return contiguous_positions(rank, degree, seq_len);
+  const std::int64_t chunk = seq_len / degree;
+  return rt::Positions::range(rank * chunk, chunk);
+}
+
+std::vector<std::int64_t> zigzag_positions(int rank, int degree, std::int64_t seq_len) {
+  return layout_runs(Layout::zigzag, rank, degree, seq_len).expand();
+}
+
+std::vector<std::int64_t> striped_positions(int rank, int degree, std::int64_t seq_len) {
+  return layout_runs(Layout::striped, rank, degree, seq_len).expand();
+}
+
+std::vector<std::int64_t> layout_positions(Layout layout, int rank, int degree, std::int64_t seq_len) {
+  return layout_runs(layout, rank, degree, seq_len).expand();
 }
 
 std::optional<std::string> layout_check(Layout layout, int degree, std::int64_t seq_len) {

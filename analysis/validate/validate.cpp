@@ -41,8 +41,7 @@ double row_flops(const ValidationRow& r) {
 double attention_row_seconds(const ValidationRow& r, const sim::ComputeModel& model) {
   const rt::Shape q{r.batch * r.heads, r.seq_len, r.head_dim}, k{r.batch * r.kv_heads, r.seq_len, r.head_dim},
       v{r.batch * r.kv_heads, r.seq_len, r.head_dim_v};
-  std::vector<std::int64_t> positions(static_cast<std::size_t>(r.seq_len));
-  std::iota(positions.begin(), positions.end(), 0);
+  const rt::Positions positions = rt::Positions::range(0, r.seq_len);
   const rt::Mask mask{r.causal, &positions, &positions};
   double t = 0;
   const auto add = [&](const rt::OpCost& c) {

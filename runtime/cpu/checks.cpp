@@ -67,20 +67,19 @@ MaskPlan<T> plan_mask(const Mask& mask, std::int64_t rows, std::int64_t cols, st
   if (rows == 0 || cols == 0) return plan;
   // Column c is allowed for row r iff cols[c] <= rows[r]: every pair is allowed iff max(cols) <= min(rows),
   // none iff min(cols) > max(rows).
-  const auto [row_min, row_max] = std::minmax_element(mask.rows->begin(), mask.rows->end());
-  const auto [col_min, col_max] = std::minmax_element(mask.cols->begin(), mask.cols->end());
-  if (*col_max <= *row_min) return plan;
-  if (*col_min > *row_max) {
+  if (mask.cols->max() <= mask.rows->min()) return plan;
+  if (mask.cols->min() > mask.rows->max()) {
     plan.kind = MaskKind::none;
     return plan;
   }
   plan.kind = MaskKind::partial;
   plan.keep.resize(rows, cols);
+  const std::vector<std::int64_t> row_pos = mask.rows->expand(), col_pos = mask.cols->expand();
   for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t pos = (*mask.rows)[static_cast<std::size_t>(r)];
+    const std::int64_t pos = row_pos[static_cast<std::size_t>(r)];
     T* keep = plan.keep.row(r).data();
     for (std::int64_t c = 0; c < cols; ++c)
-      keep[c] = (*mask.cols)[static_cast<std::size_t>(c)] <= pos ? T(1) : T(0);
+      keep[c] = col_pos[static_cast<std::size_t>(c)] <= pos ? T(1) : T(0);
   }
   plan.bias =
       (plan.keep.array() > T(0)).select(Mat<T>::Zero(rows, cols), -std::numeric_limits<T>::infinity());

@@ -32,14 +32,16 @@ DeviceMaskBuffer upload_mask(const CudaDevice::State& s, const Mask& mask, Index
       static_cast<Index>(mask.cols->size()) != cols)
     throw RuntimeError(std::string(what) + ": a causal mask needs " + std::to_string(rows) + " row and " +
                        std::to_string(cols) + " column positions");
+  // Pageable host memory: cudaMemcpyAsync has staged the source when it returns, so the expanded lists
+  // may go out of scope after the calls.
+  const std::vector<Index> row_pos = mask.rows->expand(), col_pos = mask.cols->expand();
   const std::size_t bytes = static_cast<std::size_t>(rows + cols) * sizeof(Index);
   out.positions = s.scratch(bytes);
   auto* dev = static_cast<Index*>(out.positions->data());
-  SPSIM_CUDA_CHECK(cudaMemcpyAsync(dev, mask.rows->data(), static_cast<std::size_t>(rows) * sizeof(Index),
+  SPSIM_CUDA_CHECK(cudaMemcpyAsync(dev, row_pos.data(), static_cast<std::size_t>(rows) * sizeof(Index),
                                    cudaMemcpyHostToDevice, s.stream));
-  SPSIM_CUDA_CHECK(cudaMemcpyAsync(dev + rows, mask.cols->data(),
-                                   static_cast<std::size_t>(cols) * sizeof(Index), cudaMemcpyHostToDevice,
-                                   s.stream));
+  SPSIM_CUDA_CHECK(cudaMemcpyAsync(dev + rows, col_pos.data(), static_cast<std::size_t>(cols) * sizeof(Index),
+                                   cudaMemcpyHostToDevice, s.stream));
   out.mask = {true, dev, dev + rows};
   return out;
 }

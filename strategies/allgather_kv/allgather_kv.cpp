@@ -32,12 +32,9 @@ using rt::Tensor;
 class AllGatherKv final : public AttentionStrategy {
  public:
   explicit AllGatherKv(StrategyContext ctx)
-      : dev_(ctx.dev), comm_(ctx.comm), pr_(ctx.problem), rows_(std::move(ctx.positions)) {
+      : dev_(ctx.dev), comm_(ctx.comm), pr_(ctx.problem), rows_(ctx.positions) {
     const int p = comm_.size();
-    for (int owner = 0; owner < p; ++owner) {
-      auto pos = zigzag_positions(owner, p, pr_.seq_len);
-      cols_.insert(cols_.end(), pos.begin(), pos.end());
-    }
+    for (int owner = 0; owner < p; ++owner) cols_.append(layout_runs(Layout::zigzag, owner, p, pr_.seq_len));
   }
 
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v) override {
@@ -78,7 +75,7 @@ class AllGatherKv final : public AttentionStrategy {
   rt::Device& dev_;
   rt::Comm& comm_;
   models::AttnProblem pr_;
-  std::vector<std::int64_t> rows_, cols_;  // local query positions; gathered key positions (rank order)
+  rt::Positions rows_, cols_;  // local query positions; gathered key positions (rank order)
   Tensor q_, k_all_, v_all_, o_, lse_;
 };
 

@@ -22,14 +22,11 @@ Modelled<CostEstimate> allgather_kv_closed_form(const StepConfig& c, const Hardw
   const std::int64_t s = c.workload.seq_len, n = s / p, d = c.model.head_dim;
   const rt::Shape q{c.workload.batch * c.model.heads, n, d},
       kv_all{c.workload.batch * c.model.kv_heads, s, d};
-  std::vector<std::int64_t> cols;
-  for (int r = 0; r < p; ++r) {
-    const auto pos = zigzag_positions(r, p, s);
-    cols.insert(cols.end(), pos.begin(), pos.end());
-  }
+  rt::Positions cols;
+  for (int r = 0; r < p; ++r) cols.append(layout_runs(Layout::zigzag, r, p, s));
   double fwd = 0, bwd = 0;  // the slowest rank's attention
   for (int r = 0; r < p; ++r) {
-    const auto rows = zigzag_positions(r, p, s);
+    const rt::Positions rows = layout_runs(Layout::zigzag, r, p, s);
     const rt::Mask m{c.workload.causal, &rows, &cols};
     fwd = std::max(fwd, attention_op_s(hw, rt::cost::attention_forward(q, kv_all, kv_all, dt, m)));
     bwd = std::max(bwd, attention_op_s(hw, rt::cost::attention_backward(q, kv_all, kv_all, dt, m)));

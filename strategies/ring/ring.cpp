@@ -40,14 +40,9 @@ struct Pair {
 class RingAttention final : public AttentionStrategy {
  public:
   explicit RingAttention(StrategyContext ctx)
-      : dev_(ctx.dev),
-        comm_(ctx.comm),
-        pr_(ctx.problem),
-        p_(ctx.comm.size()),
-        rows_(std::move(ctx.positions)) {
+      : dev_(ctx.dev), comm_(ctx.comm), pr_(ctx.problem), p_(ctx.comm.size()), rows_(ctx.positions) {
     const Layout layout = parse_layout(ctx.options.at("layout"));
-    for (int owner = 0; owner < p_; ++owner)
-      cols_.push_back(layout_positions(layout, owner, p_, pr_.seq_len));
+    for (int owner = 0; owner < p_; ++owner) cols_.push_back(layout_runs(layout, owner, p_, pr_.seq_len));
   }
 
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v) override {
@@ -68,7 +63,7 @@ class RingAttention final : public AttentionStrategy {
       } else {
         Tensor o_blk = dev_.empty(q.shape()), lse_blk = dev_.empty(lse_.shape());
         dev_.attention_block_forward(q, cur.k, cur.v, o_blk, lse_blk, scale(), m);
-        if (rt::unmasked_fraction(m) > 0) dev_.merge_attention(o_, lse_, o_blk, lse_blk);
+        if (m.unmasked_fraction() > 0) dev_.merge_attention(o_, lse_, o_blk, lse_blk);
       }
       for (auto& w : pass) w.wait();
       cur = next;
@@ -130,8 +125,8 @@ class RingAttention final : public AttentionStrategy {
   rt::Comm& comm_;
   models::AttnProblem pr_;
   int p_;
-  std::vector<std::int64_t> rows_;
-  std::vector<std::vector<std::int64_t>> cols_;  // positions held by each owner
+  rt::Positions rows_;
+  std::vector<rt::Positions> cols_;  // positions held by each owner
   Tensor q_, k_, v_, o_, lse_;
 };
 

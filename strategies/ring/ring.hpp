@@ -33,8 +33,8 @@ class RingLevel {
   bool causal_;
   int p_;
   std::int64_t n_, bh_, bkv_, d_;
-  double pass_ = 0;                                   // the K and V passes of one step, seconds
-  std::vector<std::vector<std::int64_t>> positions_;  // per ring position (= per owner of a K/V block)
+  double pass_ = 0;                       // the K and V passes of one step, seconds
+  std::vector<rt::Positions> positions_;  // per ring position (= per owner of a K/V block)
 };
 
 [[nodiscard]] Modelled<CostEstimate> ring_closed_form(const StepConfig& config, const Hardware& hw);

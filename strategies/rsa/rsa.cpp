@@ -50,10 +50,8 @@ class RingSelfAttention final : public AttentionStrategy {
         comm_(ctx.comm),
         problem_(ctx.problem),
         reduction_(parse_reduction(ctx.options.at("grad_reduction"))),
-        rows_(std::move(ctx.positions)) {
-    cols_.resize(static_cast<std::size_t>(problem_.seq_len));
-    for (std::int64_t i = 0; i < problem_.seq_len; ++i) cols_[static_cast<std::size_t>(i)] = i;
-  }
+        rows_(ctx.positions),
+        cols_(rt::Positions::range(0, problem_.seq_len)) {}
 
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v) override {
     q_ = q;
@@ -174,7 +172,7 @@ class RingSelfAttention final : public AttentionStrategy {
   rt::Comm& comm_;
   models::AttnProblem problem_;
   GradReduction reduction_;
-  std::vector<std::int64_t> rows_, cols_;
+  rt::Positions rows_, cols_;
   Tensor q_, k_, v_, probs_;
   std::vector<Tensor> viewed_;
 };

@@ -126,8 +126,7 @@ class UlyssesModel {
         bk_(c.workload.batch * c.model.kv_heads * x_.kv_replication() / c.degree),
         s_(c.workload.seq_len),
         d_(c.model.head_dim),
-        positions_(static_cast<std::size_t>(s_)) {
-    std::iota(positions_.begin(), positions_.end(), std::int64_t{0});
+        positions_(rt::Positions::range(0, s_)) {
     t_.sigma = c.compute_slowdown;
   }
 
@@ -162,7 +161,7 @@ class UlyssesModel {
   rt::DType dt_;
   bool causal_;
   std::int64_t bq_, bk_, s_, d_;
-  std::vector<std::int64_t> positions_;
+  rt::Positions positions_;
   Timeline t_;
 };
 

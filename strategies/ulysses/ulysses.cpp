@@ -49,8 +49,7 @@ class Ulysses final : public AttentionStrategy {
         kv_rep_(pr_.kv_heads % p_ == 0 ? 1 : p_ / pr_.kv_heads),
         inner_(std::move(inner)) {
     // The all-to-all concatenates the ranks' chunks in rank order: global positions 0..s−1.
-    positions_.resize(static_cast<std::size_t>(pr_.seq_len));
-    for (std::int64_t i = 0; i < pr_.seq_len; ++i) positions_[static_cast<std::size_t>(i)] = i;
+    positions_ = rt::Positions::range(0, pr_.seq_len);
   }
 
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v) override {
@@ -176,7 +175,7 @@ class Ulysses final : public AttentionStrategy {
   int p_;
   bool fused_;
   std::int64_t kv_rep_;  // copies of each kv head sent (1 unless kv_heads < P)
-  std::vector<std::int64_t> positions_;
+  rt::Positions positions_;
   Tensor qh_, kh_, vh_, oh_, lse_;
   std::unique_ptr<AttentionStrategy> inner_;
 };

@@ -20,8 +20,14 @@ MaskRef causal_mask() {
   return {true, {0, 5, 2, 9}, {3, 4, 1, 8, 6}};
 }
 
-rt::Mask device_mask(const MaskRef& m) {
-  return m.causal ? rt::Mask{true, &m.rows, &m.cols} : rt::Mask{};
+// The device's mask for `m`, holding its positions (used within one full expression).
+struct DeviceMask {
+  bool causal = false;
+  rt::Positions rows, cols;
+  operator rt::Mask() const { return causal ? rt::Mask{true, &rows, &cols} : rt::Mask{}; }  // NOLINT
+};
+DeviceMask device_mask(const MaskRef& m) {
+  return {m.causal, rt::Positions(m.rows), rt::Positions(m.cols)};
 }
 
 TEST_CASE("softmax: masked rows, fully masked row gives zeros, and its backward") {
@@ -158,16 +164,17 @@ TEST_CASE("merge_attention of two key blocks equals attention over all keys") {
         rt::Tensor q = dev.from_host(in.q, {2, 4, 8}), k = dev.from_host(in.k, {2, 5, 8}),
                    v = dev.from_host(in.v, {2, 5, 8});
         const I64 split = 2;
-        const std::vector<I64> c1(m.cols.begin(), m.cols.begin() + (m.causal ? split : 0)),
-            c2(m.cols.begin() + (m.causal ? split : 0), m.cols.end());
+        const rt::Positions rows(m.rows);
+        const rt::Positions c1(std::vector<I64>(m.cols.begin(), m.cols.begin() + (m.causal ? split : 0))),
+            c2(std::vector<I64>(m.cols.begin() + (m.causal ? split : 0), m.cols.end()));
         struct Block {
           rt::Tensor k, v;
           rt::Mask mask;
         };
         Block b1{dev.slice(k, 1, 0, split), dev.slice(v, 1, 0, split),
-                 m.causal ? rt::Mask{true, &m.rows, &c1} : rt::Mask{}};
+                 m.causal ? rt::Mask{true, &rows, &c1} : rt::Mask{}};
         Block b2{dev.slice(k, 1, split, 5 - split), dev.slice(v, 1, split, 5 - split),
-                 m.causal ? rt::Mask{true, &m.rows, &c2} : rt::Mask{}};
+                 m.causal ? rt::Mask{true, &rows, &c2} : rt::Mask{}};
         if (second_first) std::swap(b1, b2);
         rt::Tensor o = dev.empty({2, 4, 8}), lse = dev.empty({2, 4}), ob = dev.empty({2, 4, 8}),
                    lb = dev.empty({2, 4});

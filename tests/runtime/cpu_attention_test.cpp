@@ -16,7 +16,7 @@ using cpu_test::check_close;
 using cpu_test::random_tensor;
 using cpu_test::random_values;
 using cpu_test::Values;
-using Positions = std::vector<std::int64_t>;
+using List = std::vector<std::int64_t>;
 
 constexpr double inf = std::numeric_limits<double>::infinity();
 
@@ -203,7 +203,9 @@ TEST_CASE_TEMPLATE("cpu attention_block_forward: o and lse vs naive softmax(q ká
     for (std::size_t bk : {4, 2, 1}) {  // MHA, GQA with 2 query heads per kv head, MQA
       CAPTURE(mc.name);
       CAPTURE(bk);
-      const Attention a{4, bk, mc.rows.size(), mc.cols.size(), 3, 2};  // v's head dim differs from q's
+      const Attention a{
+          4, bk, static_cast<std::size_t>(mc.rows.size()), static_cast<std::size_t>(mc.cols.size()),
+          3, 2};  // v's head dim differs from q's
       Tensor q = random_tensor(dev, shape3(a.bq, a.sq, a.d), 50),
              k = random_tensor(dev, shape3(a.bk, a.sk, a.d), 51);
       Tensor v = random_tensor(dev, shape3(a.bk, a.sk, a.dv), 52);
@@ -229,7 +231,8 @@ TEST_CASE_TEMPLATE("cpu attention_block_backward: accumulates the chain-rule gra
     for (std::size_t bk : {4, 2}) {
       CAPTURE(mc.name);
       CAPTURE(bk);
-      const Attention a{4, bk, mc.rows.size(), mc.cols.size(), 3, 2};
+      const Attention a{
+          4, bk, static_cast<std::size_t>(mc.rows.size()), static_cast<std::size_t>(mc.cols.size()), 3, 2};
       Tensor q = random_tensor(dev, shape3(a.bq, a.sq, a.d), 60),
              k = random_tensor(dev, shape3(a.bk, a.sk, a.d), 61);
       Tensor v = random_tensor(dev, shape3(a.bk, a.sk, a.dv), 62),
@@ -291,7 +294,8 @@ TEST_CASE_TEMPLATE("cpu merge_attention: merged key blocks equal full attention,
   CpuDevice dev(dtype_of<T>());
   struct Scenario {
     std::string name;
-    Positions rows, cols;
+    Positions rows;
+    List cols;
     std::vector<std::int64_t> splits;  // block boundaries in the key dimension
   };
   const std::vector<Scenario> scenarios{
@@ -308,7 +312,8 @@ TEST_CASE_TEMPLATE("cpu merge_attention: merged key blocks equal full attention,
            k = random_tensor(dev, shape3(a.bk, a.sk, a.d), 71);
     Tensor v = random_tensor(dev, shape3(a.bk, a.sk, a.dv), 72),
            d_o = random_tensor(dev, shape3(a.bq, a.sq, a.dv), 73);
-    const Mask full{causal, &sc.rows, &sc.cols};
+    const Positions all_cols(sc.cols);
+    const Mask full{causal, &sc.rows, &all_cols};
     const Values hq = dev.to_host(q), hk = dev.to_host(k), hv = dev.to_host(v);
     const Forward want = naive_attention(a, hq, hk, hv, 0.5, full);
     const Grads want_grads = naive_attention_backward(a, hq, hk, hv, dev.to_host(d_o), want, 0.5);
@@ -319,7 +324,7 @@ TEST_CASE_TEMPLATE("cpu merge_attention: merged key blocks equal full attention,
     for (std::size_t b = 0; b + 1 < sc.splits.size(); ++b) {
       const std::int64_t start = sc.splits[b], len = sc.splits[b + 1] - start;
       const Positions cols =
-          causal ? Positions(sc.cols.begin() + start, sc.cols.begin() + start + len) : Positions{};
+          causal ? Positions(List(sc.cols.begin() + start, sc.cols.begin() + start + len)) : Positions{};
       dev.attention_block_forward(q, dev.slice(k, 1, start, len), dev.slice(v, 1, start, len), o_blk, lse_blk,
                                   0.5, Mask{causal, &sc.rows, &cols});
       dev.merge_attention(o, lse, o_blk, lse_blk);
@@ -331,7 +336,7 @@ TEST_CASE_TEMPLATE("cpu merge_attention: merged key blocks equal full attention,
     for (std::size_t b = 0; b + 1 < sc.splits.size(); ++b) {
       const std::int64_t start = sc.splits[b], len = sc.splits[b + 1] - start;
       const Positions cols =
-          causal ? Positions(sc.cols.begin() + start, sc.cols.begin() + start + len) : Positions{};
+          causal ? Positions(List(sc.cols.begin() + start, sc.cols.begin() + start + len)) : Positions{};
       Tensor dk_blk = dev.zeros({2, len, 3}), dv_blk = dev.zeros({2, len, 3});
       dev.attention_block_backward(q, dev.slice(k, 1, start, len), dev.slice(v, 1, start, len), o, d_o, lse,
                                    dq, dk_blk, dv_blk, 0.5, Mask{causal, &sc.rows, &cols});

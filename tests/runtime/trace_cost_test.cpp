@@ -10,10 +10,10 @@
 using namespace spsim::rt;
 
 namespace {
-std::vector<std::int64_t> iota_positions(std::int64_t first, std::int64_t n) {
+Positions iota_positions(std::int64_t first, std::int64_t n) {
   std::vector<std::int64_t> p(static_cast<std::size_t>(n));
   std::iota(p.begin(), p.end(), first);
-  return p;
+  return Positions(p);
 }
 }  // namespace
 
@@ -197,14 +197,16 @@ TEST_CASE("the fast unmasked fraction equals a pair-by-pair count for every layo
         CAPTURE(qr);
         CAPTURE(kr);
         const auto rows = layout_positions(layout, qr, p, s), cols = layout_positions(layout, kr, p, s);
-        const Mask m{true, &rows, &cols};
-        CHECK(unmasked_fraction(m) == doctest::Approx(brute_force_fraction(rows, cols)));
+        const Positions row_pos(rows), col_pos(cols);
+        const Mask m{true, &row_pos, &col_pos};
         CHECK(m.unmasked_fraction() == doctest::Approx(brute_force_fraction(rows, cols)));
       }
   // Unsorted positions take the general path.
   const std::vector<std::int64_t> rows{5, 1, 9, 3}, cols{4, 0, 8, 2, 6};
-  CHECK(unmasked_fraction(Mask{true, &rows, &cols}) == doctest::Approx(brute_force_fraction(rows, cols)));
-  CHECK(unmasked_fraction(Mask{}) == 1.0);
+  const Positions row_pos(rows), col_pos(cols);
+  CHECK(Mask{true, &row_pos, &col_pos}.unmasked_fraction() ==
+        doctest::Approx(brute_force_fraction(rows, cols)));
+  CHECK(Mask{}.unmasked_fraction() == 1.0);
 }
 
 // The launch an implementation makes for one ring step's block (runtime/cost.hpp: attention_launch),
@@ -220,7 +222,8 @@ TEST_CASE("attention launches: contiguous, zigzag and striped blocks as ring imp
   };
   const auto launch_of = [](const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& cols) {
     const auto n = static_cast<std::int64_t>(rows.size()), m = static_cast<std::int64_t>(cols.size());
-    const Mask mask{true, &rows, &cols};
+    const Positions row_pos(rows), col_pos(cols);
+    const Mask mask{true, &row_pos, &col_pos};
     return cost::attention_forward({2, n, 16}, {1, m, 16}, {1, m, 16}, DType::bf16, mask).kernels;
   };
   SUBCASE("contiguous: the own block is causal, an earlier owner unmasked, a later one skipped") {

@@ -20,10 +20,8 @@ std::vector<T> all_of_kind(const std::vector<Record>& records) {
   return out;
 }
 
-std::vector<std::int64_t> positions(std::int64_t first, std::int64_t n) {
-  std::vector<std::int64_t> p(static_cast<std::size_t>(n));
-  std::iota(p.begin(), p.end(), first);
-  return p;
+Positions positions(std::int64_t first, std::int64_t n) {
+  return Positions::range(first, n);
 }
 
 }  // namespace

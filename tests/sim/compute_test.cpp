@@ -57,8 +57,7 @@ TEST_CASE("the FlashAttention-2 kernel model reproduces the flash-attention meas
   // H800 has the H100 SXM's SMs and clocks (only NVLink differs), so it calibrates the H100 spec.
   const Row rows[] = {{"a100-sxm4-80gb", 373.4, 94.7}, {"h100-sxm5-80gb", 591.5, 154.7}};
   const std::int64_t s = 8192, d = 128;
-  std::vector<std::int64_t> pos(static_cast<std::size_t>(s));
-  std::iota(pos.begin(), pos.end(), 0);
+  const rt::Positions pos = rt::Positions::range(0, s);
   const rt::Mask causal{true, &pos, &pos};
   const rt::Shape q{32, s, d}, kv{8, s, d};
   const auto fwd = as_op(rt::cost::attention_forward(q, kv, kv, rt::DType::bf16, causal));
