@@ -1,25 +1,95 @@
-// Engine: binary heap of (time, sequence) events.
+// Engine: an indexed binary heap of (time, sequence) events.
 #include "sim/engine.hpp"
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace spsim::sim {
 
-void Engine::schedule_at(Time at, Callback cb) {
+Engine::EventId Engine::schedule_at(Time at, Callback cb) {
   if (at < now_) throw std::logic_error("Engine::schedule_at: time is in the past");
-  queue_.push_back(Event{at, next_seq_++, std::move(cb)});
-  std::push_heap(queue_.begin(), queue_.end(), Later{});
+  std::uint32_t slot = 0;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  Slot& s = slots_[slot];
+  s.cb = std::move(cb);
+  ++s.generation;  // odd: scheduled
+  heap_.push_back({});
+  place(heap_.size() - 1, Entry{at, next_seq_++, slot});
+  sift_up(heap_.size() - 1);
+  return {slot, s.generation};
+}
+
+void Engine::cancel(EventId id) {
+  if (id.generation == 0 || id.slot >= slots_.size()) return;
+  Slot& s = slots_[id.slot];
+  if (s.generation != id.generation) return;  // ran or cancelled already
+  remove_at(s.heap_index);
+  s.cb = nullptr;
+  ++s.generation;  // even: free
+  free_slots_.push_back(id.slot);
+}
+
+void Engine::place(std::size_t i, Entry e) {
+  slots_[e.slot].heap_index = static_cast<std::uint32_t>(i);
+  heap_[i] = e;
+}
+
+void Engine::sift_up(std::size_t i) {
+  const Entry e = heap_[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!earlier(e, heap_[parent])) break;
+    place(i, heap_[parent]);
+    i = parent;
+  }
+  place(i, e);
+}
+
+void Engine::sift_down(std::size_t i) {
+  const Entry e = heap_[i];
+  const std::size_t n = heap_.size();
+  while (true) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && earlier(heap_[child + 1], heap_[child])) ++child;
+    if (!earlier(heap_[child], e)) break;
+    place(i, heap_[child]);
+    i = child;
+  }
+  place(i, e);
+}
+
+void Engine::remove_at(std::size_t i) {
+  const std::size_t last = heap_.size() - 1;
+  if (i != last) {
+    place(i, heap_[last]);
+    heap_.pop_back();
+    sift_down(i);
+    sift_up(i);
+  } else {
+    heap_.pop_back();
+  }
 }
 
 bool Engine::step() {
-  if (queue_.empty()) return false;
-  std::pop_heap(queue_.begin(), queue_.end(), Later{});
-  Event ev = std::move(queue_.back());
-  queue_.pop_back();
-  now_ = ev.at;
+  if (heap_.empty()) return false;
+  const Entry top = heap_.front();
+  remove_at(0);
+  Slot& s = slots_[top.slot];
+  Callback cb = std::move(s.cb);
+  s.cb = nullptr;
+  ++s.generation;
+  free_slots_.push_back(top.slot);
+  now_ = top.at;
   ++processed_;
-  ev.cb();  // may schedule more events
+  cb();  // may schedule more events
   return true;
 }
 
@@ -32,8 +102,8 @@ std::uint64_t Engine::run() {
 
 std::uint64_t Engine::run_until(Time until) {
   const std::uint64_t before = processed_;
-  while (!queue_.empty() && queue_.front().at <= until) step();
-  if (queue_.empty() || queue_.front().at > until) now_ = std::max(now_, until);
+  while (!heap_.empty() && heap_.front().at <= until) step();
+  if (heap_.empty() || heap_.front().at > until) now_ = std::max(now_, until);
   return processed_ - before;
 }
 

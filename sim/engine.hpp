@@ -10,16 +10,25 @@
 namespace spsim::sim {
 
 // Events run in order of (time, insertion sequence): two events at the same picosecond run in the
-// order they were scheduled, so a run is a pure function of its inputs. There is no global clock;
+// order they were scheduled, so a run is a pure function of its inputs. The queue is an indexed
+// binary heap of (time, sequence, slot), so a pending event can be cancelled in O(log n). There is no global clock;
 // every component receives the Engine it schedules on. Not thread-safe (one simulation per thread).
 class Engine {
  public:
   using Callback = std::function<void()>;
+  // Names one scheduled event, for cancel(). A default EventId names none.
+  struct EventId {
+    std::uint32_t slot = 0, generation = 0;  // generation 0: none
+  };
 
   [[nodiscard]] Time now() const { return now_; }
   // Runs `cb` at absolute time `at` (>= now(); scheduling in the past throws std::logic_error).
-  void schedule_at(Time at, Callback cb);
-  void schedule_after(Time delay, Callback cb) { schedule_at(now_ + delay, std::move(cb)); }
+  EventId schedule_at(Time at, Callback cb);
+  EventId schedule_after(Time delay, Callback cb) { return schedule_at(now_ + delay, std::move(cb)); }
+  // Removes a pending event (its callback never runs); a no-op for one that ran or was cancelled.
+  // A flow whose rate changes replaces its completion event this way, so the queue holds one event
+  // per flow instead of one per rate change.
+  void cancel(EventId id);
 
   // Runs events until the queue is empty; returns how many ran.
   std::uint64_t run();
@@ -29,21 +38,31 @@ class Engine {
   bool step();
 
   [[nodiscard]] std::uint64_t events_processed() const { return processed_; }
-  [[nodiscard]] std::size_t pending() const { return queue_.size(); }
+  [[nodiscard]] std::size_t pending() const { return heap_.size(); }
 
  private:
-  struct Event {
+  // The heap holds small entries; callbacks stay in their slot until they run.
+  struct Entry {
     Time at;
     std::uint64_t seq;
+    std::uint32_t slot;
+  };
+  struct Slot {
     Callback cb;
+    std::uint32_t generation = 0;  // odd while scheduled
+    std::uint32_t heap_index = 0;
   };
-  // Heap order: the earliest (time, seq) on top.
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      return a.at != b.at ? a.at > b.at : a.seq > b.seq;
-    }
-  };
-  std::vector<Event> queue_;
+  [[nodiscard]] static bool earlier(const Entry& a, const Entry& b) {
+    return a.at != b.at ? a.at < b.at : a.seq < b.seq;
+  }
+  void place(std::size_t i, Entry e);  // heap_[i] = e, keeping the slot's index
+  void sift_up(std::size_t i);
+  void sift_down(std::size_t i);
+  void remove_at(std::size_t i);
+
+  std::vector<Entry> heap_;
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_slots_;
   Time now_{};
   std::uint64_t next_seq_ = 0;
   std::uint64_t processed_ = 0;

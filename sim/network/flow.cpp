@@ -54,10 +54,10 @@ void FlowNetwork::start_flow(const std::vector<LinkId>* links, double wire_bytes
   recompute(*links);
 }
 
-void FlowNetwork::complete(std::uint32_t slot, std::uint32_t generation) {
+void FlowNetwork::complete(std::uint32_t slot) {
   Flow& f = flows_[slot];
-  if (!f.active || f.generation != generation) return;  // rescheduled since
   f.active = false;
+  f.completion = {};
   --active_;
   for (LinkId l : *f.links) {
     auto& list = link_flows_[static_cast<std::size_t>(l)];
@@ -121,11 +121,9 @@ void FlowNetwork::recompute(const std::vector<LinkId>& seeds) {
     f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.updated).seconds());
     f.updated = now;
     f.rate = rates_[i];
-    ++f.generation;
     ++stats_.rate_changes;
-    const std::uint32_t gen = f.generation;
-    engine_.schedule_at(now + Time::from_seconds(f.remaining / f.rate),
-                        [this, slot, gen] { complete(slot, gen); });
+    engine_.cancel(f.completion);
+    f.completion = engine_.schedule_at(now + Time::from_seconds(f.remaining / f.rate), [this, slot] { complete(slot); });
   }
 }
 

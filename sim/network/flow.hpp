@@ -29,13 +29,13 @@ class FlowNetwork final : public Network {
     double remaining = 0;                        // wire bytes left as of `updated`
     double rate = 0;                             // bytes per second
     Time updated{};
-    std::uint32_t generation = 0;  // bumps on every reschedule; stale completion events carry an old one
+    Engine::EventId completion;  // replaced (the old one cancelled) whenever the rate changes
     bool active = false;
     Done done;
   };
 
   void start_flow(const std::vector<LinkId>* links, double wire_bytes, Done done);
-  void complete(std::uint32_t slot, std::uint32_t generation);
+  void complete(std::uint32_t slot);
   void recompute(const std::vector<LinkId>& seeds);
   void collect_component(const std::vector<LinkId>& seeds);
 

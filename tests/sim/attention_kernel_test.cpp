@@ -73,6 +73,15 @@ TEST_CASE("co-resident blocks share their SM; a lone block runs at the SM's full
   // With one slot per SM it is the list schedule: SM0 3, SM1 5, then 3 (SM0, → 6), 5 (SM1 at 5, → 10),
   // 3 (SM0 at 6, → 9), 5 (SM0 at 9, → 14).
   CHECK(schedule_cycles({3.0, 5.0}, 3, 2, CtaOrder::grid, 1) == doctest::Approx(14));
+  // Equal blocks (a non-causal launch) in pairs: a pair shares its SM for 2 × 7 = 14 cycles. Ten
+  // blocks on two SMs are five pairs, SM0 running pairs 1, 3, 5 → 42; three blocks are handed out
+  // breadth first (SM0 two, SM1 one) → 14; one block alone on an SM runs at the full rate → 7.
+  CHECK(schedule_cycles({7.0}, 10, 2, CtaOrder::grid, 2) == doctest::Approx(42));
+  CHECK(schedule_cycles({7.0, 7.0}, 5, 2, CtaOrder::longest_first, 2) == doctest::Approx(42));
+  CHECK(schedule_cycles({7.0}, 3, 2, CtaOrder::grid, 2) == doctest::Approx(14));
+  CHECK(schedule_cycles({7.0}, 1, 2, CtaOrder::grid, 2) == doctest::Approx(7));
+  // Nine blocks: four full pairs (SM0 and SM1 twice: 28), then the ninth alone on SM0 → 35.
+  CHECK(schedule_cycles({7.0}, 9, 2, CtaOrder::grid, 2) == doctest::Approx(35));
 }
 
 TEST_CASE("forward tiles: a causal block computes its lower triangle of tiles, diagonals whole") {
