@@ -51,7 +51,20 @@ void FlowNetwork::start_flow(const std::vector<LinkId>* links, double wire_bytes
   f.done = std::move(done);
   ++active_;
   for (LinkId l : *links) link_flows_[static_cast<std::size_t>(l)].push_back(slot);
-  recompute(*links);
+  defer_recompute(*links);
+}
+
+void FlowNetwork::defer_recompute(const std::vector<LinkId>& links) {
+  dirty_links_.insert(dirty_links_.end(), links.begin(), links.end());
+  if (recompute_pending_) return;
+  recompute_pending_ = true;
+  // At the same time, after every event already scheduled for it (the engine runs ties in order).
+  engine_.schedule_after(Time{}, [this] {
+    recompute_pending_ = false;
+    const std::vector<LinkId> seeds = std::move(dirty_links_);
+    dirty_links_.clear();
+    recompute(seeds);
+  });
 }
 
 void FlowNetwork::complete(std::uint32_t slot) {
@@ -69,9 +82,8 @@ void FlowNetwork::complete(std::uint32_t slot) {
       }
   }
   Done done = std::move(f.done);
-  const std::vector<LinkId>& seeds = *f.links;
   free_slots_.push_back(slot);
-  recompute(seeds);  // the freed bandwidth goes to the flows that shared links with this one
+  defer_recompute(*f.links);  // the freed bandwidth goes to the flows that shared links with this one
   done();
 }
 

@@ -37,6 +37,9 @@ class FlowNetwork final : public Network {
   void start_flow(const std::vector<LinkId>* links, double wire_bytes, Done done);
   void complete(std::uint32_t slot);
   void recompute(const std::vector<LinkId>& seeds);
+  // Marks `links` for the recompute that runs once all events of this instant have: the flows that
+  // start or end together (a ring step's) are solved once, not once per flow.
+  void defer_recompute(const std::vector<LinkId>& links);
   void collect_component(const std::vector<LinkId>& seeds);
 
   Engine& engine_;
@@ -57,6 +60,8 @@ class FlowNetwork final : public Network {
   std::vector<int> offsets_, local_links_;
   std::vector<double> rates_;
   MaxMinSolver solver_;
+  std::vector<LinkId> dirty_links_;  // seeds of the deferred recompute
+  bool recompute_pending_ = false;
 };
 
 }  // namespace spsim::sim
