@@ -61,9 +61,9 @@ void FlowNetwork::defer_recompute(const std::vector<LinkId>& links) {
   // At the same time, after every event already scheduled for it (the engine runs ties in order).
   engine_.schedule_after(Time{}, [this] {
     recompute_pending_ = false;
-    const std::vector<LinkId> seeds = std::move(dirty_links_);
+    seeds_.swap(dirty_links_);
     dirty_links_.clear();
-    recompute(seeds);
+    recompute(seeds_);
   });
 }
 
@@ -135,7 +135,8 @@ void FlowNetwork::recompute(const std::vector<LinkId>& seeds) {
     f.rate = rates_[i];
     ++stats_.rate_changes;
     engine_.cancel(f.completion);
-    f.completion = engine_.schedule_at(now + Time::from_seconds(f.remaining / f.rate), [this, slot] { complete(slot); });
+    f.completion =
+        engine_.schedule_at(now + Time::from_seconds(f.remaining / f.rate), [this, slot] { complete(slot); });
   }
 }
 

@@ -11,8 +11,10 @@ namespace spsim::sim {
 // SimGrid's flow-level model without its TCP correction factors: a transfer waits out its latency,
 // then joins the set of active flows; link bandwidth is shared max-min fairly (max_min.hpp). When a
 // flow starts or ends only the flows connected to it through shared links (its connected component
-// in the flow-link graph) have their rates recomputed; each flow's completion is rescheduled only
-// if its rate changed.
+// in the flow-link graph) have their rates recomputed, once per instant: the flows that start or end
+// at one picosecond (a ring step's, all together) are solved in one recompute after that instant's
+// events, not one per flow. A flow's completion is rescheduled only if its rate changed, and the old
+// event is cancelled (Engine::cancel), so the queue holds one completion per flow.
 class FlowNetwork final : public Network {
  public:
   FlowNetwork(Engine& engine, const Cluster& cluster);
@@ -60,7 +62,7 @@ class FlowNetwork final : public Network {
   std::vector<int> offsets_, local_links_;
   std::vector<double> rates_;
   MaxMinSolver solver_;
-  std::vector<LinkId> dirty_links_;  // seeds of the deferred recompute
+  std::vector<LinkId> dirty_links_, seeds_;  // seeds of the deferred recompute (and its copy)
   bool recompute_pending_ = false;
 };
 

@@ -40,6 +40,38 @@ TEST_CASE("events run in time order, ties in insertion order") {
   CHECK(e.events_processed() == 5);
 }
 
+TEST_CASE("a cancelled event never runs; cancelling one that ran, or twice, changes nothing") {
+  Engine e;
+  std::vector<std::string> log;
+  e.schedule_at(Time::ps(10), [&] { log.push_back("a"); });
+  const Engine::EventId b = e.schedule_at(Time::ps(10), [&] { log.push_back("b"); });
+  const Engine::EventId c = e.schedule_at(Time::ps(30), [&] { log.push_back("c"); });
+  e.schedule_at(Time::ps(20), [&] { log.push_back("d"); });
+  e.cancel(b);
+  e.cancel(b);
+  CHECK(e.pending() == 3);
+  CHECK(e.run_until(Time::ps(20)) == 2);
+  // b's slot is free again: a new event may take it, and the old id must not cancel the new event.
+  e.schedule_at(Time::ps(25), [&] { log.push_back("f"); });
+  e.cancel(b);
+  e.cancel(Engine::EventId{});
+  CHECK(e.run() == 2);
+  e.cancel(c);  // already ran
+  CHECK(log == std::vector<std::string>{"a", "d", "f", "c"});
+  // Cancelling from many places in a large heap keeps the rest in (time, insertion) order.
+  std::vector<Engine::EventId> ids;
+  std::vector<int> order;
+  for (int i = 0; i < 200; ++i)
+    ids.push_back(e.schedule_at(Time::ps(1000 + (i * 37) % 50), [&order, i] { order.push_back(i); }));
+  for (int i = 0; i < 200; i += 3) e.cancel(ids[static_cast<std::size_t>(i)]);
+  e.run();
+  std::vector<int> want;
+  for (int t = 0; t < 50; ++t)
+    for (int i = 0; i < 200; ++i)
+      if (i % 3 != 0 && (i * 37) % 50 == t) want.push_back(i);
+  CHECK(order == want);
+}
+
 TEST_CASE("scheduling in the past is a logic error") {
   Engine e;
   e.schedule_at(Time::ps(5), [] {});
