@@ -2,7 +2,9 @@
 #include "runtime/core/trace_format.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <map>
+#include <unordered_set>
 
 namespace spsim::rt::trace {
 
@@ -60,6 +62,78 @@ std::vector<Group> merge_groups(std::span<const RankTrace> traces) {
     out.push_back(std::move(g));
   }
   return out;
+}
+
+namespace {
+
+// FNV-1a over the fields OpShapes compares (doubles by their bits: equal values hash alike unless
+// they are ±0, which at worst stores a shape twice).
+struct OpShapesHash {
+  std::size_t operator()(const OpShapes& s) const {
+    std::uint64_t h = 1469598103934665603ULL;
+    const auto mix = [&h](std::uint64_t v) {
+      h ^= v;
+      h *= 1099511628211ULL;
+    };
+    const auto mix_double = [&mix](double v) { mix(std::bit_cast<std::uint64_t>(v)); };
+    for (const Shape& shape : s.operands) {
+      mix(shape.size());
+      for (const std::int64_t d : shape) mix(static_cast<std::uint64_t>(d));
+    }
+    const KernelShapes& k = s.kernels;
+    mix(static_cast<std::uint64_t>(k.launches));
+    if (const auto& a = k.attention) {
+      for (const std::int64_t v : {a->bq, a->bk, a->sq, a->sk, a->d, a->dv, a->offset})
+        mix(static_cast<std::uint64_t>(v));
+      mix(static_cast<std::uint64_t>(a->mask));
+      mix(a->aux_bytes);
+      mix_double(a->fraction);
+      mix_double(a->active_rows);
+    }
+    for (const GemmShape& g : k.gemms)
+      for (const std::int64_t v : {g.batch, g.m, g.n, g.k}) mix(static_cast<std::uint64_t>(v));
+    return static_cast<std::size_t>(h);
+  }
+};
+
+const OpShapes& no_shapes() {
+  static const OpShapes none;
+  return none;
+}
+
+}  // namespace
+
+struct ShapeTable::Impl {
+  std::unordered_set<OpShapes, OpShapesHash> shapes;  // node-based: addresses stay put
+  double bytes = 0;
+};
+
+ShapeTable::ShapeTable() : impl_(std::make_unique<Impl>()) {}
+ShapeTable::~ShapeTable() = default;
+
+const OpShapes* ShapeTable::intern(OpShapes shapes) {
+  const auto [it, inserted] = impl_->shapes.insert(std::move(shapes));
+  if (inserted) {
+    double b = sizeof(OpShapes) + 4 * sizeof(void*);  // the node and its bucket
+    for (const Shape& s : it->operands)
+      b += static_cast<double>(sizeof(Shape) + s.capacity() * sizeof(std::int64_t));
+    impl_->bytes += b;
+  }
+  return &*it;
+}
+
+std::size_t ShapeTable::size() const {
+  return impl_->shapes.size();
+}
+double ShapeTable::bytes() const {
+  return impl_->bytes;
+}
+
+const std::vector<Shape>& ComputeOp::shapes() const {
+  return (detail ? *detail : no_shapes()).operands;
+}
+const KernelShapes& ComputeOp::kernels() const {
+  return (detail ? *detail : no_shapes()).kernels;
 }
 
 }  // namespace spsim::rt::trace

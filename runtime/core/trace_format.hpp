@@ -30,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -61,18 +62,43 @@ struct Group {
   friend bool operator==(const Group&, const Group&) = default;
 };
 
+// The operand shapes and kernel shapes of a ComputeOp. Interned in a ShapeTable: a trace of thousands
+// of ranks repeats a few launch shapes, and the ops share them instead of each holding its own.
+struct OpShapes {
+  std::vector<Shape> operands;  // in the method's argument order (undefined: [])
+  KernelShapes kernels{};       // what the kernel models price (runtime/core/kernel_shape.hpp)
+  friend bool operator==(const OpShapes&, const OpShapes&) = default;
+};
+
+// Distinct OpShapes, each stored once at a stable address (shared by the ranks of one trace).
+class ShapeTable {
+ public:
+  ShapeTable();
+  ~ShapeTable();
+  ShapeTable(const ShapeTable&) = delete;
+  ShapeTable& operator=(const ShapeTable&) = delete;
+  [[nodiscard]] const OpShapes* intern(OpShapes shapes);
+  [[nodiscard]] std::size_t size() const;
+  [[nodiscard]] double bytes() const;  // what the table holds, for the trace-memory guard
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // One Device op on the compute stream.
 struct ComputeOp {
   static constexpr Stream stream = Stream::compute;
-  std::string_view name;  // the Device method ("gemm", "attention_block_forward", ...); static storage
+  std::string_view name;         // the Device method ("gemm", "attention_block_forward", ...); static storage
+  double flops = 0;              // see runtime/cost.hpp
+  std::uint64_t bytes_read = 0;  // bytes
+  std::uint64_t bytes_written = 0;   // bytes
+  const OpShapes* detail = nullptr;  // interned (the trace's ShapeTable); null: no operands, one launch
   OpClass op_class = OpClass::elementwise;
-  double flops = 0;                 // see runtime/cost.hpp
-  std::uint64_t bytes_read = 0;     // bytes
-  std::uint64_t bytes_written = 0;  // bytes
-  bool skipped = false;             // fully masked attention block: no kernel, no time
-  std::vector<Shape> shapes;        // operand shapes in the method's argument order (undefined: [])
-  KernelShapes kernels{};           // what the kernel models price (runtime/core/kernel_shape.hpp)
+  bool skipped = false;  // fully masked attention block: no kernel, no time
   [[nodiscard]] std::uint64_t bytes() const { return bytes_read + bytes_written; }
+  [[nodiscard]] const std::vector<Shape>& shapes() const;
+  [[nodiscard]] const KernelShapes& kernels() const;
 };
 
 // One Comm call on the communication stream. Ranks are WORLD ranks.
@@ -129,6 +155,7 @@ struct RankTrace {
   DType dtype = DType::bf16;
   std::vector<Record> records;  // program order
   std::vector<Group> groups;    // groups this rank is a member of, in creation order (world first)
+  std::shared_ptr<const ShapeTable> shapes;  // what the ComputeOps' `detail` points into
 };
 
 // Most bytes live at once: running sum of Alloc minus Free over the records.

@@ -9,13 +9,21 @@ namespace spsim::rt::trace {
 
 struct Recorder::State {
   RankTrace trace;
+  std::shared_ptr<ShapeTable> shapes;
   std::map<GroupId, std::uint64_t> collective_seq;
   std::map<std::tuple<GroupId, int, int, int>, std::uint64_t> p2p_seq;
 };
 
-Recorder::Recorder(int rank, DType dtype) : state_(std::make_shared<State>()) {
+Recorder::Recorder(int rank, DType dtype, std::shared_ptr<ShapeTable> shapes)
+    : state_(std::make_shared<State>()) {
   state_->trace.rank = rank;
   state_->trace.dtype = dtype;
+  state_->shapes = shapes ? std::move(shapes) : std::make_shared<ShapeTable>();
+  state_->trace.shapes = state_->shapes;
+}
+
+const OpShapes* Recorder::intern(OpShapes shapes) {
+  return state_->shapes->intern(std::move(shapes));
 }
 
 int Recorder::rank() const {
@@ -53,6 +61,7 @@ RankTrace Recorder::take() {
   state_->trace.rank = out.rank;
   state_->trace.dtype = out.dtype;
   state_->trace.groups = out.groups;
+  state_->trace.shapes = state_->shapes;
   return out;
 }
 

@@ -18,11 +18,13 @@ namespace spsim::rt::trace {
 // pending Work holds a copy, so a tensor freed after the Device is gone still records safely.
 class Recorder {
  public:
-  Recorder(int rank, DType dtype);
+  // `shapes` is shared by the recorders of one trace (trace_ranks); a recorder without one makes its own.
+  Recorder(int rank, DType dtype, std::shared_ptr<ShapeTable> shapes = nullptr);
   [[nodiscard]] int rank() const;
   [[nodiscard]] DType dtype() const;
-  std::size_t add(Record record);      // returns the record's index
-  void add_group(const Group& group);  // no-op if already known
+  std::size_t add(Record record);                         // returns the record's index
+  [[nodiscard]] const OpShapes* intern(OpShapes shapes);  // for a ComputeOp's `detail`
+  void add_group(const Group& group);                     // no-op if already known
   [[nodiscard]] std::uint64_t next_collective_seq(GroupId group);
   [[nodiscard]] std::uint64_t next_p2p_seq(GroupId group, int src, int dst, int tag);
   [[nodiscard]] const std::vector<Record>& records() const;

@@ -86,8 +86,9 @@ void TraceDevice::check_all(const char* op,
 }
 
 void TraceDevice::record(std::string_view op, const OpCost& cost, std::vector<Shape> shapes, bool skipped) {
-  recorder_.add(ComputeOp{op, cost.op_class, cost.flops, cost.bytes_read, cost.bytes_written, skipped,
-                          std::move(shapes), cost.kernels});
+  recorder_.add(ComputeOp{op, cost.flops, cost.bytes_read, cost.bytes_written,
+                          recorder_.intern(OpShapes{std::move(shapes), cost.kernels}), cost.op_class,
+                          skipped});
 }
 
 // ---- memory ------------------------------------------------------------------------------------

@@ -18,13 +18,9 @@ TraceBudgetExceeded::TraceBudgetExceeded(double bytes_, int ranks_done_, int wor
 double trace_bytes(const RankTrace& trace) {
   double bytes = static_cast<double>(trace.records.capacity() * sizeof(Record));
   for (const auto& r : trace.records)
-    if (const auto* op = std::get_if<ComputeOp>(&r)) {
-      bytes += static_cast<double>(op->shapes.capacity() * sizeof(Shape));
-      for (const auto& shape : op->shapes) bytes += static_cast<double>(shape.capacity() * sizeof(std::int64_t));
-    } else if (const auto* ph = std::get_if<PhaseBegin>(&r)) {
-      bytes += static_cast<double>(ph->name.capacity());
-    }
-  for (const auto& g : trace.groups) bytes += static_cast<double>(sizeof(Group) + g.members.capacity() * sizeof(int));
+    if (const auto* ph = std::get_if<PhaseBegin>(&r)) bytes += static_cast<double>(ph->name.capacity());
+  for (const auto& g : trace.groups)
+    bytes += static_cast<double>(sizeof(Group) + g.members.capacity() * sizeof(int));
   return bytes;
 }
 
@@ -34,15 +30,17 @@ std::vector<RankTrace> trace_ranks(int world_size, DType dtype, const std::funct
   std::vector<RankTrace> traces;
   traces.reserve(static_cast<std::size_t>(world_size));
   double held = 0;
+  const auto shapes = std::make_shared<ShapeTable>();  // one table for every rank's launch shapes
   for (int rank = 0; rank < world_size; ++rank) {
-    Recorder recorder(rank, dtype);
+    const double table_before = shapes->bytes();
+    Recorder recorder(rank, dtype, shapes);
     {
       TraceDevice device(dtype, recorder);
       TraceComm comm(rank, world_size, recorder);
       fn(device, comm);
     }
     traces.push_back(recorder.take());
-    held += trace_bytes(traces.back());
+    held += trace_bytes(traces.back()) + (shapes->bytes() - table_before);
     if (held > budget_bytes) throw TraceBudgetExceeded(held, rank + 1, world_size, budget_bytes);
   }
   return traces;

@@ -19,20 +19,21 @@ namespace spsim::rt::trace {
 //
 // `budget_bytes` bounds the memory the traces hold (records and their operand shapes, counted after
 // each rank): past it, TraceBudgetExceeded, before the traces of a very large world exhaust the host.
-[[nodiscard]] std::vector<RankTrace> trace_ranks(int world_size, DType dtype,
-                                                 const std::function<void(Device&, Comm&)>& fn,
-                                                 double budget_bytes = std::numeric_limits<double>::infinity());
+[[nodiscard]] std::vector<RankTrace> trace_ranks(
+    int world_size, DType dtype, const std::function<void(Device&, Comm&)>& fn,
+    double budget_bytes = std::numeric_limits<double>::infinity());
 
 class TraceBudgetExceeded : public std::runtime_error {
  public:
   TraceBudgetExceeded(double bytes, int ranks_done, int world_size, double budget);
-  double bytes;     // held by the traces of the ranks done
-  int ranks_done;   // ranks traced when the budget ran out
+  double bytes;    // held by the traces of the ranks done
+  int ranks_done;  // ranks traced when the budget ran out
   int world_size;
   double budget;
 };
 
-// The memory one rank's trace holds, bytes (records, operand shapes, groups).
+// The memory one rank's trace holds, bytes (records, phase names, groups; the ShapeTable its ops
+// share is counted once, by trace_ranks).
 [[nodiscard]] double trace_bytes(const RankTrace& trace);
 
 }  // namespace spsim::rt::trace

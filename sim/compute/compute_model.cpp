@@ -128,8 +128,8 @@ double ComputeModel::kernel_s(rt::OpClass op_class, double flops, double bytes,
 
 Time ComputeModel::duration(const rt::trace::ComputeOp& op) const {
   if (op.skipped) return Time{};
-  return Time::from_seconds(kernel_s(op.op_class, op.flops, static_cast<double>(op.bytes()), op.kernels)) +
-         static_cast<std::int64_t>(std::max(op.kernels.launches, 1)) * gpu_.launch_overhead;
+  return Time::from_seconds(kernel_s(op.op_class, op.flops, static_cast<double>(op.bytes()), op.kernels())) +
+         static_cast<std::int64_t>(std::max(op.kernels().launches, 1)) * gpu_.launch_overhead;
 }
 
 double ComputeModel::duration_s(rt::OpClass op_class, double flops, double bytes,

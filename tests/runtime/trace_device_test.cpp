@@ -39,7 +39,7 @@ TEST_CASE("a gemm records its closed-form cost; a bad gemm throws and records no
   CHECK(ops[0].flops == doctest::Approx(2.0 * 8 * 16 * 4 * 2));
   CHECK(ops[0].bytes_read == (2 * 8 * 4 + 2 * 4 * 16) * 2);
   CHECK(ops[0].bytes_written == 2 * 8 * 16 * 2);
-  CHECK(ops[0].shapes == std::vector<Shape>{{2, 8, 4}, {2, 4, 16}, {2, 8, 16}});
+  CHECK(ops[0].shapes() == std::vector<Shape>{{2, 8, 4}, {2, 4, 16}, {2, 8, 16}});
   CHECK(ComputeOp::stream == Stream::compute);
 
   const std::size_t before = rec.records().size();
@@ -85,13 +85,13 @@ TEST_CASE("attention blocks: causal fraction, and a fully masked block is record
   // Into zeroed gradients the kernels write their own outputs: D, main, dQ conversion, and the two GQA
   // reductions (bq 4 > bk 2), no accumulation pass.
   const auto first = ops.back();
-  CHECK(first.kernels.launches == 5);
+  CHECK(first.kernels().launches == 5);
   // A second block adds into what the first wrote: one pass per gradient, each reading the block's
   // f16 value and the fp32 sum and writing the sum: (2 + 4 + 4) bytes per element of dq, dk, dv.
   dev.attention_block_backward(q, k, v, o, o, lse, dq, dk, dv, 0.5, Mask{});
   ops = all_of_kind<ComputeOp>(rec.records());
-  CHECK(ops.back().kernels.launches == 5 + 3);
-  CHECK(ops.back().kernels.attention->aux_bytes - first.kernels.attention->aux_bytes ==
+  CHECK(ops.back().kernels().launches == 5 + 3);
+  CHECK(ops.back().kernels().attention->aux_bytes - first.kernels().attention->aux_bytes ==
         10 * (bq * n * d + 2 * bk * n * d));
   // A fully masked block writes nothing: the next one still counts the gradients as accumulated, and
   // fresh zeros as fresh.
@@ -99,7 +99,7 @@ TEST_CASE("attention blocks: causal fraction, and a fully masked block is record
   dev.attention_block_backward(q, k, v, o, o, lse, dq2, dk, dv, 0.5, Mask{true, &diag, &later});
   CHECK(all_of_kind<ComputeOp>(rec.records()).back().skipped);
   dev.attention_block_backward(q, k, v, o, o, lse, dq2, dk, dv, 0.5, Mask{});
-  CHECK(all_of_kind<ComputeOp>(rec.records()).back().kernels.launches == 5 + 2);  // dk, dv only
+  CHECK(all_of_kind<ComputeOp>(rec.records()).back().kernels().launches == 5 + 2);  // dk, dv only
 
   // dk must have k's (smaller, GQA) batch; lse must be [bq, n]; the mask must cover the block.
   CHECK_THROWS_AS(dev.attention_block_backward(q, k, v, o, o, lse, dq, dq, dv, 0.5, Mask{}), RuntimeError);
@@ -214,7 +214,7 @@ TEST_CASE("layer ops validate shapes and record gemm-class linears") {
   CHECK(ops[0].op_class == OpClass::gemm);
   CHECK(ops[0].flops == doctest::Approx(2.0 * 10 * 6 * 4 + 10 * 4));
   CHECK(ops[1].op_class == OpClass::gemm);
-  CHECK(ops[1].shapes[5] == Shape{});  // db undefined
+  CHECK(ops[1].shapes()[5] == Shape{});  // db undefined
   CHECK(ops[2].op_class == OpClass::elementwise);
   CHECK(ops[3].name == "gelu");
 }

@@ -18,7 +18,8 @@ tr::ComputeOp as_op(const rt::OpCost& c) {
   op.flops = c.flops;
   op.bytes_read = c.bytes_read;
   op.bytes_written = c.bytes_written;
-  op.kernels = c.kernels;
+  static tr::ShapeTable table;  // keeps the ops' shapes alive
+  op.detail = table.intern(tr::OpShapes{{}, c.kernels});
   return op;
 }
 
