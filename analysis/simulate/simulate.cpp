@@ -129,6 +129,7 @@ void check_trace_memory(const Config& cfg, const rt::MemoryLimit& limit) {
 void check_replay_memory(std::span<const RankTrace> traces, const rt::MemoryLimit& limit) {
   double held = 0;
   for (const auto& t : traces) held += rt::trace::trace_bytes(t);
+  if (!traces.empty() && traces.front().shapes) held += traces.front().shapes->bytes();  // shared by all
   if (2 * held > limit.bytes)
     throw ResourceError("strategy.degree", "replaying needs about " + format_bytes(2 * held) +
                                                " (the traces of " + std::to_string(traces.size()) +

@@ -70,15 +70,16 @@ namespace {
 // schedule_cycles for `blocks` blocks of equal work w (a non-causal launch), without the events: the
 // launch gives each SM min(k, ⌈blocks/sms⌉) blocks (breadth first), which finish together at n·w; an SM
 // that frees its k slots refills all k, so from then on every SM runs whole waves of k blocks (k·w
-// each) and the last SM to refill takes what is left (up to k). The times are summed wave by wave as
-// the event loop sums them, so the result is the same to the last bit.
+// each) and the last SM to refill takes what is left (up to k). The times are summed wave by wave in
+// the event loop's own expression (t + n·w), so the two agree to rounding: bit for bit unless the
+// compiler fuses the multiply-add in one and not the other.
 [[nodiscard]] double uniform_schedule_cycles(double w, std::int64_t blocks, int sms, int ctas_per_sm) {
+  if (ctas_per_sm < 1) return 0;  // as the event loop: no block is ever handed out
   const std::int64_t k = ctas_per_sm, slots = static_cast<std::int64_t>(sms) * k;
   if (blocks <= slots) return static_cast<double>(std::min(k, ceil_div(blocks, sms))) * w;
-  const double wave = static_cast<double>(k) * w;
   double t = 0;
   std::int64_t left = blocks;
-  for (; left >= slots; left -= slots) t = t + wave;
+  for (; left >= slots; left -= slots) t = t + static_cast<double>(k) * w;
   return left == 0 ? t : t + static_cast<double>(std::min(k, left)) * w;
 }
 
@@ -96,6 +97,13 @@ double schedule_cycles(const std::vector<double>& work, std::int64_t repeat, int
   if (total > 200000) return std::max(sum * static_cast<double>(repeat) / sms, longest);
   if (std::ranges::all_of(work, [&](double w) { return w == longest; }))
     return uniform_schedule_cycles(longest, static_cast<std::int64_t>(total), sms, ctas_per_sm);
+  return schedule_cycles_events(work, repeat, sms, order, ctas_per_sm);
+}
+
+double schedule_cycles_events(const std::vector<double>& work, std::int64_t repeat, int sms, CtaOrder order,
+                              int ctas_per_sm) {
+  const auto total = static_cast<double>(work.size()) * static_cast<double>(repeat);
+  if (total == 0) return 0;
   // The blocks in issue order.
   std::vector<double> issue;
   issue.reserve(static_cast<std::size_t>(total));

@@ -82,6 +82,20 @@ TEST_CASE("co-resident blocks share their SM; a lone block runs at the SM's full
   CHECK(schedule_cycles({7.0}, 1, 2, CtaOrder::grid, 2) == doctest::Approx(7));
   // Nine blocks: four full pairs (SM0 and SM1 twice: 28), then the ninth alone on SM0 → 35.
   CHECK(schedule_cycles({7.0}, 9, 2, CtaOrder::grid, 2) == doctest::Approx(35));
+  // The closed form for equal blocks is the event simulation's result, to rounding (1e-14).
+  using spsim::sim::schedule_cycles_events;
+  for (const double w : {7.0, 0.1, 1234.5678, 3.0e7 / 7})
+    for (const std::int64_t repeat : {1, 5, 131, 132, 133, 1000, 4321})
+      for (const int sms : {1, 7, 132})
+        for (const int k : {1, 2, 3}) {
+          CAPTURE(w);
+          CAPTURE(repeat);
+          CAPTURE(sms);
+          CAPTURE(k);
+          CHECK(
+              schedule_cycles({w, w}, repeat, sms, CtaOrder::grid, k) ==
+              doctest::Approx(schedule_cycles_events({w, w}, repeat, sms, CtaOrder::grid, k)).epsilon(1e-14));
+        }
 }
 
 TEST_CASE("forward tiles: a causal block computes its lower triangle of tiles, diagonals whole") {

@@ -50,11 +50,13 @@ TEST_CASE("a cancelled event never runs; cancelling one that ran, or twice, chan
   e.cancel(b);
   e.cancel(b);
   CHECK(e.pending() == 3);
-  CHECK(e.run_until(Time::ps(20)) == 2);
-  // b's slot is free again: a new event may take it, and the old id must not cancel the new event.
-  e.schedule_at(Time::ps(25), [&] { log.push_back("f"); });
+  // The next event takes b's freed slot (slots are reused last freed first); b's id must not cancel it.
+  const Engine::EventId f = e.schedule_at(Time::ps(25), [&] { log.push_back("f"); });
+  CHECK(f.slot == b.slot);
   e.cancel(b);
   e.cancel(Engine::EventId{});
+  CHECK(e.pending() == 4);
+  CHECK(e.run_until(Time::ps(20)) == 2);
   CHECK(e.run() == 2);
   e.cancel(c);  // already ran
   CHECK(log == std::vector<std::string>{"a", "d", "f", "c"});
