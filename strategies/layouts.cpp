@@ -34,14 +34,6 @@ rt::Positions layout_runs(Layout layout, int rank, int degree, std::int64_t seq_
   return rt::Positions::range(rank * chunk, chunk);
 }
 
-std::vector<std::int64_t> zigzag_positions(int rank, int degree, std::int64_t seq_len) {
-  return layout_runs(Layout::zigzag, rank, degree, seq_len).expand();
-}
-
-std::vector<std::int64_t> striped_positions(int rank, int degree, std::int64_t seq_len) {
-  return layout_runs(Layout::striped, rank, degree, seq_len).expand();
-}
-
 std::vector<std::int64_t> layout_positions(Layout layout, int rank, int degree, std::int64_t seq_len) {
   return layout_runs(layout, rank, degree, seq_len).expand();
 }

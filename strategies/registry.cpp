@@ -76,11 +76,4 @@ Options Registry::complete_options(const StrategyInfo& info, const Options& give
   return out;
 }
 
-std::vector<std::int64_t> contiguous_positions(int rank, int degree, std::int64_t seq_len) {
-  const std::int64_t chunk = seq_len / degree;
-  std::vector<std::int64_t> pos(static_cast<std::size_t>(chunk));
-  for (std::int64_t i = 0; i < chunk; ++i) pos[static_cast<std::size_t>(i)] = rank * chunk + i;
-  return pos;
-}
-
 }  // namespace spsim::strategies

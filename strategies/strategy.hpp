@@ -106,7 +106,4 @@ class Registry {
 // The built-in strategies (immutable, built on first use).
 [[nodiscard]] const Registry& builtin();
 
-// Contiguous layout: rank r holds tokens [r*s/P, (r+1)*s/P).
-[[nodiscard]] std::vector<std::int64_t> contiguous_positions(int rank, int degree, std::int64_t seq_len);
-
 }  // namespace spsim::strategies

@@ -52,8 +52,6 @@ class Positions {
   [[nodiscard]] std::int64_t max() const { return max_; }
   [[nodiscard]] std::vector<std::int64_t> expand() const;
 
-  friend bool operator==(const Positions& a, const Positions& b) { return a.runs_ == b.runs_; }
-
  private:
   void push(std::int64_t p);    // one more position
   void push_run(const Run& r);  // count more positions (O(1))

@@ -122,9 +122,6 @@ const OpShapes* ShapeTable::intern(OpShapes shapes) {
   return &*it;
 }
 
-std::size_t ShapeTable::size() const {
-  return impl_->shapes.size();
-}
 double ShapeTable::bytes() const {
   return impl_->bytes;
 }

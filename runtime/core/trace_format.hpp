@@ -78,7 +78,6 @@ class ShapeTable {
   ShapeTable(const ShapeTable&) = delete;
   ShapeTable& operator=(const ShapeTable&) = delete;
   [[nodiscard]] const OpShapes* intern(OpShapes shapes);
-  [[nodiscard]] std::size_t size() const;
   [[nodiscard]] double bytes() const;  // what the table holds, for the trace-memory guard
 
  private:

@@ -91,7 +91,7 @@ void register_allgather_kv(Registry& registry) {
     return layout_check(Layout::zigzag, degree, p.seq_len);
   };
   info.positions = [](int rank, int degree, std::int64_t seq, const Options&) {
-    return zigzag_positions(rank, degree, seq);
+    return layout_positions(Layout::zigzag, rank, degree, seq);
   };
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<AllGatherKv>(std::move(ctx));

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <utility>
 
+#include "strategies/layouts.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {
@@ -196,7 +197,7 @@ void register_rsa(Registry& registry) {
     return std::nullopt;
   };
   info.positions = [](int rank, int degree, std::int64_t seq, const Options&) {
-    return contiguous_positions(rank, degree, seq);
+    return layout_positions(Layout::contiguous, rank, degree, seq);
   };
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<RingSelfAttention>(std::move(ctx));

@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "strategies/compose.hpp"
+#include "strategies/layouts.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies {
@@ -225,7 +226,7 @@ void register_ulysses(Registry& registry) {
                    "none"}};
   info.check = check_ulysses;
   info.positions = [](int rank, int degree, std::int64_t seq, const Options&) {
-    return contiguous_positions(rank, degree, seq);
+    return layout_positions(Layout::contiguous, rank, degree, seq);
   };
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<Ulysses>(std::move(ctx));
