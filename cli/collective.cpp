@@ -15,6 +15,7 @@ namespace {
 struct Args {
   analysis::CollectiveArgs sweep;
   int nodes = 1;
+  int gpus = 0;
   bool json = false;
 };
 }  // namespace
@@ -25,12 +26,18 @@ Action add_collective(CLI::App& app) {
       "Simulate one collective over a size sweep and print nccl-tests' columns (size, count, type, redop,\n"
       "algorithm, protocol, time, algbw, busbw with nccl-tests' bus-bandwidth factors), so the table can be\n"
       "held next to a measured one. Exit 0 on success, 2 on bad input.\n"
-      "Example: spsim collective --cluster dgx-h100 --nodes 2 --op all_reduce --min-bytes 1M --max-bytes 1G");
+      "Example: spsim collective --cluster dgx-h100 --nodes 2 --op all_reduce --min-bytes 1M --max-bytes 1G\n"
+      "         spsim collective --cluster dgx-h100 --gpus 4 --op all_gather --min-bytes 1M --max-bytes 1G");
   auto a = std::make_shared<Args>();
   sub->add_option("--cluster", a->sweep.cluster,
                   "cluster preset: " + join_names(analysis::cluster_presets()) + " (configs/clusters/)")
       ->required();
-  auto* nodes = sub->add_option("--nodes", a->nodes, "number of nodes (default: the preset's)");
+  auto* nodes = sub->add_option("--nodes", a->nodes,
+                                "number of nodes (default: the preset's, or as few as hold --gpus)");
+  auto* gpus =
+      sub->add_option("--gpus", a->gpus,
+                      "total ranks, as nccl-tests' -g x -N: GPUS / nodes on each node, at most the "
+                      "preset's node\n(a partial node: --gpus 4 on one 8-GPU node); default every GPU");
   sub->add_option("--op", a->sweep.op, "collective: " + rt::collective_op_choices())->required();
   sub->add_option("--min-bytes", a->sweep.min_bytes, "smallest size, bytes (K/M/G suffixes)")->required();
   sub->add_option("--max-bytes", a->sweep.max_bytes, "largest size, bytes (K/M/G suffixes)")->required();
@@ -45,8 +52,9 @@ Action add_collective(CLI::App& app) {
   sub->add_option("--network", a->sweep.network,
                   "network model: " + join_names(analysis::schema::networks()) + " (default flow)");
   sub->add_flag("--json", a->json, "machine-readable output (schema_version 1)");
-  return [a, nodes]() -> int {
+  return [a, nodes, gpus]() -> int {
     if (nodes->count() > 0) a->sweep.nodes = a->nodes;
+    if (gpus->count() > 0) a->sweep.gpus = a->gpus;
     const auto sweep = analysis::run_collective_sweep(a->sweep);
     std::cout << (a->json ? analysis::collective_json(sweep) : analysis::render_collective(sweep));
     return 0;

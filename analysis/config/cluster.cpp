@@ -295,6 +295,17 @@ ClusterConfig parse_cluster(const nlohmann::json& section, const std::string& pa
   nlohmann::json merged = read_config_json("clusters", preset, join_path(path_prefix, "preset"));
   nlohmann::json overrides = section;
   overrides.erase("preset");
+  // A partial node (nccl-tests' -g 4 on an 8-GPU server) uses fewer GPUs than the preset's node has;
+  // more would be hardware the preset does not describe.
+  if (overrides.contains("gpus_per_node") && merged.contains("gpus_per_node") &&
+      merged.at("gpus_per_node").is_number_integer() && overrides.at("gpus_per_node").is_number_integer() &&
+      overrides.at("gpus_per_node").get<long long>() > merged.at("gpus_per_node").get<long long>())
+    throw InputError(join_path(path_prefix, "gpus_per_node"),
+                     std::to_string(overrides.at("gpus_per_node").get<long long>()) +
+                         " GPUs per node, but a " + preset + " node has " +
+                         std::to_string(merged.at("gpus_per_node").get<long long>()) +
+                         "; use at most that many (a partial node), or describe a larger node as a custom "
+                         "cluster without \"preset\"");
   merged.merge_patch(overrides);
   return parse_merged(merged, path_prefix, preset);
 }
@@ -304,9 +315,10 @@ ClusterConfig preset_cluster(const std::string& preset, int nodes) {
 }
 
 ClusterConfig preset_cluster(const std::string& preset, std::optional<int> nodes,
-                             const std::string& path_prefix) {
+                             const std::string& path_prefix, std::optional<int> gpus_per_node) {
   nlohmann::json section{{"preset", preset}};
   if (nodes) section["nodes"] = *nodes;
+  if (gpus_per_node) section["gpus_per_node"] = *gpus_per_node;
   return parse_cluster(section, path_prefix);
 }
 

@@ -8,10 +8,10 @@
 // tree_base_latency_us, nvlink/pcie/network_step_latency_us; "nvls" → nvlink_latency_us,
 // network_latency_us, efficiency; "source"); "collective_fits" holds measured per-collective latency
 // and bus bandwidth (sim/collectives/fitted.hpp). Keys given next to a preset override the preset's
-// (objects merge key by key). Link objects take "link" (a name from configs/hardware/links/) plus
-// optional bandwidth_GBps / efficiency / latency_us overrides. Errors are InputErrors naming the JSON
-// path: unknown preset/GPU/link (listing the choices), nodes < 1, negative bandwidth, unknown key, a
-// topology whose GPUs cannot all reach each other.
+// (objects merge key by key); "gpus_per_node" next to a preset may only lower it (a partial node). Link
+// objects take "link" (a name from configs/hardware/links/) plus optional bandwidth_GBps / efficiency /
+// latency_us overrides. Errors are InputErrors naming the JSON path: unknown preset/GPU/link (listing the
+// choices), nodes < 1, negative bandwidth, unknown key, a topology whose GPUs cannot all reach each other.
 #pragma once
 
 #include <optional>
@@ -27,10 +27,12 @@ namespace spsim::analysis {
 
 // The cluster {"preset": preset, "nodes": nodes} (InputError at "cluster.preset" for an unknown name).
 [[nodiscard]] sim::ClusterConfig preset_cluster(const std::string& preset, int nodes = 1);
-// The same with the preset's own node count when `nodes` is nullopt; errors name `path_prefix` + the key
-// ("preset", "nodes", ...).
+// The same with the preset's own node count when `nodes` is nullopt and, when given, `gpus_per_node`
+// GPUs of each node (at most the preset's: a partial node); errors name `path_prefix` + the key
+// ("preset", "nodes", "gpus_per_node", ...).
 [[nodiscard]] sim::ClusterConfig preset_cluster(const std::string& preset, std::optional<int> nodes,
-                                                const std::string& path_prefix);
+                                                const std::string& path_prefix,
+                                                std::optional<int> gpus_per_node = std::nullopt);
 
 // A cluster section given as JSON text (a file's contents); errors name `where` + the JSON path.
 [[nodiscard]] sim::ClusterConfig parse_cluster_text(const std::string& json_text, const std::string& where);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "analysis/config/cluster.hpp"
 #include "analysis/config/files.hpp"
 #include "analysis/config/json_fields.hpp"
 #include "analysis/config/json_reader.hpp"
@@ -33,6 +34,9 @@ std::vector<std::string_view> row_keys(ValidationKind kind) {
     case ValidationKind::distributed:
       add({"config"});
       break;
+    case ValidationKind::collective:
+      add({"cluster", "op", "bytes", "algo", "protocol", "network"});
+      break;
   }
   return keys;
 }
@@ -52,14 +56,44 @@ ValidationRow parse_row(const nlohmann::json& j, const std::string& path, Valida
   r.calibration = use == "calibration";
   r.measured = get_nonnegative(j, path, "measured", true);
   r.unit = get_string(j, path, "unit");
-  if (r.unit != "TFLOP/s" && r.unit != "it/s")
-    throw InputError(join_path(path, "unit"), "'" + r.unit + "'; valid choices: TFLOP/s, it/s");
+  if (r.unit != "TFLOP/s" && r.unit != "it/s" && r.unit != "GB/s")
+    throw InputError(join_path(path, "unit"), "'" + r.unit + "'; valid choices: TFLOP/s, it/s, GB/s");
   if (j.contains("note")) r.note = get_string(j, path, "note");
   if (j.contains("source")) r.source = get_string(j, path, "source");
   if (kind == ValidationKind::distributed) {
     need("config");
     r.config = parse_config_text(j.at("config").dump(), file);
     if (r.unit != "it/s") throw InputError(join_path(path, "unit"), "a distributed row is measured in it/s");
+    return r;
+  }
+  if (kind == ValidationKind::collective) {
+    for (const char* key : {"cluster", "op", "bytes"}) need(key);
+    if (!j.at("cluster").is_object()) throw InputError(join_path(path, "cluster"), "expected an object");
+    r.cluster = parse_cluster_text(j.at("cluster").dump(), join_path(path, "cluster"));
+    const std::string op = get_string(j, path, "op");
+    const auto kind_of = rt::parse_collective_op(op);
+    if (!kind_of)
+      throw InputError(join_path(path, "op"),
+                       "unknown collective '" + op + "'; valid choices: " + rt::collective_op_choices());
+    r.op = *kind_of;
+    r.bytes = get_nonnegative(j, path, "bytes", true);
+    if (r.bytes > 1e15) throw InputError(join_path(path, "bytes"), "at most 1e15 bytes");
+    if (j.contains("algo")) r.algo = get_string(j, path, "algo");
+    if (j.contains("protocol") && get_string(j, path, "protocol") != "auto") {
+      r.protocol = sim::parse_protocol(get_string(j, path, "protocol"));
+      if (!r.protocol)
+        throw InputError(join_path(path, "protocol"),
+                         "unknown protocol; valid choices: auto, " + sim::protocol_choices());
+    }
+    if (j.contains("network")) {
+      const auto mode = sim::parse_network_mode(get_string(j, path, "network"));
+      if (!mode)
+        throw InputError(join_path(path, "network"),
+                         "unknown network model; valid choices: flow, analytical");
+      r.network = *mode;
+    }
+    if (r.unit != "GB/s")
+      throw InputError(join_path(path, "unit"), "a collective row is measured in GB/s (nccl-tests' busbw)");
     return r;
   }
   need("gpu");
@@ -114,9 +148,11 @@ ValidationGroup parse_group(const std::filesystem::path& file) {
     g.kind = ValidationKind::gemm;
   else if (kind == "distributed")
     g.kind = ValidationKind::distributed;
+  else if (kind == "collective")
+    g.kind = ValidationKind::collective;
   else
     throw InputError(join_path(root, "kind"),
-                     "'" + kind + "'; valid choices: attention_kernel, gemm, distributed");
+                     "'" + kind + "'; valid choices: attention_kernel, gemm, distributed, collective");
   g.tolerance_mape = get_nonnegative(j, root, "tolerance_mape", true);
   if (j.contains("tolerance_max")) g.tolerance_max = get_nonnegative(j, root, "tolerance_max", true);
   if (j.contains("min_seq_len")) g.min_seq_len = get_positive_int(j, root, "min_seq_len", 1 << 24);

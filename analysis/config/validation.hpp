@@ -1,7 +1,8 @@
 // The committed published measurements `spsim validate` checks the models against (configs/validation/):
 // one JSON file per group, parsed here into typed rows (the reader speaks nlohmann::json).
 //
-// A file: {"group", "description", "kind": attention_kernel | gemm | distributed, "tolerance_mape",
+// A file: {"group", "description", "kind": attention_kernel | gemm | distributed | collective,
+// "tolerance_mape",
 // optional "tolerance_max" (every validation row within it), "tolerance_applies_to", optional
 // "min_seq_len" (attention rows below it are reported, not held to the tolerance), "source",
 // "defaults" (fields merged under every row), "rows": [...], optional "ratios": [{"name", "num",
@@ -13,6 +14,9 @@
 //                     papers' FLOP convention) or it/s
 //   gemm              gpu, m, n, k, dtype; unit TFLOP/s
 //   distributed       config: a whole simulate config (inline); unit it/s (1 / step time)
+//   collective        cluster (a cluster section, e.g. {"preset": "dgx-h100", "nodes": 2,
+//                     "gpus_per_node": 4}), op, bytes (nccl-tests' size), optional algo (default auto:
+//                     the tuner), protocol (auto), network (flow); unit GB/s (nccl-tests' busbw)
 #pragma once
 
 #include <cstdint>
@@ -22,16 +26,18 @@
 #include <vector>
 
 #include "analysis/config/config.hpp"
+#include "sim/cluster/config.hpp"
+#include "sim/network/network.hpp"
 
 namespace spsim::analysis {
 
-enum class ValidationKind { attention_kernel, gemm, distributed };
+enum class ValidationKind { attention_kernel, gemm, distributed, collective };
 
 struct ValidationRow {
   std::string id;
   bool calibration = false;  // "use": "calibration" (fitted on) or "validation"
   double measured = 0;
-  std::string unit;  // TFLOP/s | it/s
+  std::string unit;  // TFLOP/s | it/s | GB/s
   std::string note, source;
   // attention_kernel and gemm
   std::string gpu, kernel, pass;  // pass: fwd | bwd | fwd+bwd
@@ -41,6 +47,13 @@ struct ValidationRow {
   rt::DType dtype = rt::DType::bf16;
   // distributed
   std::optional<Config> config;
+  // collective
+  std::optional<sim::ClusterConfig> cluster;
+  rt::CommKind op = rt::CommKind::all_reduce;
+  double bytes = 0;
+  std::string algo = "auto";
+  std::optional<sim::Protocol> protocol;  // nullopt: the tuner's
+  sim::NetworkMode network = sim::NetworkMode::flow;
 };
 
 struct ValidationRatio {

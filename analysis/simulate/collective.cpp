@@ -39,13 +39,39 @@ double parse_size(const std::string& text, const std::string& where) {
   return v;
 }
 
+sim::ClusterConfig load_preset(const CollectiveArgs& a, std::optional<int> nodes,
+                               std::optional<int> gpus_per_node) {
+  try {
+    return preset_cluster(a.cluster, nodes, "", gpus_per_node);
+  } catch (const InputError& e) {
+    throw e.at(e.where() == "preset"          ? "--cluster"
+               : e.where() == "nodes"         ? "--nodes"
+               : e.where() == "gpus_per_node" ? "--gpus"
+                                              : e.where());
+  }
+}
+
+// --gpus G over N nodes runs G / N GPUs of each node (N defaults to as few nodes as hold G).
 sim::ClusterConfig load_cluster(const CollectiveArgs& a) {
   if (a.nodes && *a.nodes < 1) throw InputError("--nodes", "must be >= 1, got " + std::to_string(*a.nodes));
-  try {
-    return preset_cluster(a.cluster, a.nodes, "");
-  } catch (const InputError& e) {
-    throw e.at(e.where() == "preset" ? "--cluster" : e.where() == "nodes" ? "--nodes" : e.where());
-  }
+  if (!a.gpus) return load_preset(a, a.nodes, std::nullopt);
+  const int gpus = *a.gpus;
+  if (gpus < 1) throw InputError("--gpus", "must be >= 1, got " + std::to_string(gpus));
+  const sim::ClusterConfig preset = load_preset(a, std::nullopt, std::nullopt);
+  if (preset.topology)
+    throw InputError("--gpus", "cluster " + a.cluster +
+                                   " lists its devices explicitly; --gpus needs a preset "
+                                   "of identical nodes");
+  const int per_preset = preset.gpus_per_node;
+  const int nodes = a.nodes.value_or((gpus + per_preset - 1) / per_preset);
+  if (gpus % nodes != 0)
+    throw InputError("--gpus", std::to_string(gpus) + " GPUs do not split evenly over " +
+                                   std::to_string(nodes) + " nodes; give a multiple of --nodes");
+  if (gpus / nodes > per_preset)
+    throw InputError("--gpus", std::to_string(gpus) + " GPUs over " + std::to_string(nodes) + " nodes is " +
+                                   std::to_string(gpus / nodes) + " per node, but a " + a.cluster +
+                                   " node has " + std::to_string(per_preset) + "; raise --nodes");
+  return load_preset(a, nodes, gpus / nodes);
 }
 
 std::vector<double> sizes_of(const CollectiveArgs& a) {
@@ -90,27 +116,32 @@ CollectiveSweep run_collective_sweep(const CollectiveArgs& a) {
   out.nodes = cluster.num_nodes();
   out.ranks = static_cast<int>(cluster.gpus().size());
   out.network = a.network;
-  sim::CollectiveCall call{*kind, cluster.gpus(), 0, a.algo, protocol_of(a.protocol), 1};
+  const auto protocol = protocol_of(a.protocol);
   for (double size : sizes) {
-    call.bytes = size;
-    sim::CollectiveResult r;
     try {
-      r = sim::simulate_collective(cluster, *mode, call);
+      out.rows.push_back(simulate_collective_row(cluster, *mode, *kind, size, a.algo, protocol));
     } catch (const InputError& e) {
       throw e.at(e.where() == "algorithm" ? "--algo" : e.where() == "protocol" ? "--protocol" : e.where());
     }
-    const double t = r.duration().seconds();
-    CollectiveRow row;
-    row.size_bytes = size;
-    row.count = static_cast<long long>(size / 4);
-    row.algorithm = r.algorithm;
-    row.protocol = r.protocol;
-    row.time_us = r.duration().us();
-    row.algbw_GBps = t > 0 ? size / t / 1e9 : 0.0;
-    row.busbw_GBps = row.algbw_GBps * rt::bus_bandwidth_factor(*kind, out.ranks);
-    out.rows.push_back(std::move(row));
   }
   return out;
+}
+
+CollectiveRow simulate_collective_row(const sim::Cluster& cluster, sim::NetworkMode mode, rt::CommKind kind,
+                                      double bytes, const std::string& algo,
+                                      std::optional<sim::Protocol> protocol) {
+  const sim::CollectiveCall call{kind, cluster.gpus(), bytes, algo, protocol, 1};
+  const sim::CollectiveResult r = sim::simulate_collective(cluster, mode, call);
+  const double t = r.duration().seconds();
+  CollectiveRow row;
+  row.size_bytes = bytes;
+  row.count = static_cast<long long>(bytes / 4);
+  row.algorithm = r.algorithm;
+  row.protocol = r.protocol;
+  row.time_us = r.duration().us();
+  row.algbw_GBps = t > 0 ? bytes / t / 1e9 : 0.0;
+  row.busbw_GBps = row.algbw_GBps * rt::bus_bandwidth_factor(kind, static_cast<int>(cluster.gpus().size()));
+  return row;
 }
 
 std::string render_collective(const CollectiveSweep& s) {

@@ -7,16 +7,20 @@
 #include <vector>
 
 #include "runtime/core/comm_kind.hpp"
+#include "sim/cluster/cluster.hpp"
 #include "sim/collectives/kinds.hpp"
+#include "sim/network/network.hpp"
 
 namespace spsim::analysis {
 
 // The command line as given; everything is validated by run_collective_sweep (InputError naming the
-// option: --cluster, --nodes, --op, --min-bytes, --max-bytes, --step-factor, --algo, --protocol,
+// option: --cluster, --nodes, --gpus, --op, --min-bytes, --max-bytes, --step-factor, --algo, --protocol,
 // --network).
 struct CollectiveArgs {
   std::string cluster;               // preset name (configs/clusters/)
-  std::optional<int> nodes;          // default: the preset's
+  std::optional<int> nodes;          // default: the preset's, or as many as --gpus needs
+  std::optional<int> gpus;           // total ranks (nccl-tests' -g × -N): gpus / nodes per node, at most
+                                     // the preset's node (a partial node); default: every GPU
   std::string op;                    // rt::collective_op_choices()
   std::string min_bytes, max_bytes;  // "8", "64K", "128M", "1G" (binary multiples, as nccl-tests' -b/-e)
   double step_factor = 2;
@@ -47,6 +51,12 @@ struct CollectiveSweep {
 };
 
 [[nodiscard]] CollectiveSweep run_collective_sweep(const CollectiveArgs& args);
+
+// One collective of `bytes` run alone on every GPU of `cluster` (what one row of the sweep holds); the
+// validation rows of kind "collective" come through here. InputError at "algorithm" / "protocol".
+[[nodiscard]] CollectiveRow simulate_collective_row(const sim::Cluster& cluster, sim::NetworkMode mode,
+                                                    rt::CommKind kind, double bytes, const std::string& algo,
+                                                    std::optional<sim::Protocol> protocol);
 // The nccl-tests-style text table.
 [[nodiscard]] std::string render_collective(const CollectiveSweep& sweep);
 

@@ -11,6 +11,7 @@
 
 #include "analysis/config/hardware.hpp"
 #include "analysis/report/table.hpp"
+#include "analysis/simulate/collective.hpp"
 #include "analysis/simulate/simulate.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/cost.hpp"
@@ -115,6 +116,10 @@ ValidationReport run_validation(const ValidateOptions& options) {
         if (g.kind == ValidationKind::distributed) {
           const SimSummary s = simulate(*r.config, SimulateOptions::without_trace_file());
           rr.predicted = 1 / s.step_time_s;
+        } else if (g.kind == ValidationKind::collective) {
+          const sim::Cluster cluster(*r.cluster);
+          rr.predicted =
+              simulate_collective_row(cluster, r.network, r.op, r.bytes, r.algo, r.protocol).busbw_GBps;
         } else {
           rr.predicted = predict_kernel_row(r, gpu(r));
         }

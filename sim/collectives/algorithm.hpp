@@ -32,7 +32,9 @@ struct GroupShape {
   // group spans several nodes, else 1 (NCCL's channels, one per rail).
   int channels = 1;
   std::optional<DeviceId> nvls_switch;  // single-node group whose GPUs all attach to an NVLS switch
-  Time nvls_hop_latency{};              // GPU -> that switch
+  std::vector<DeviceId>
+      node_nvls_switches;   // multi-node group: each node's NVLS switch (empty unless all have one)
+  Time nvls_hop_latency{};  // GPU -> its node's NVLS switch
   [[nodiscard]] int nodes() const { return static_cast<int>(node_members.size()); }
   [[nodiscard]] bool multi_node() const { return nodes() > 1; }
 };
@@ -61,6 +63,8 @@ class CollectiveRun : public std::enable_shared_from_this<CollectiveRun> {
   void transfer_device(int rank, DeviceId other, bool to_device, double bytes, std::function<void()> then);
   // Runs `sub` (same protocol, no tuning) as part of this call; its transfers count for this run.
   void start_sub(CollectiveCall sub, std::function<void()> then);
+  // Runs `then` on the engine `delay` from now (a pipeline's remaining latency after its streams).
+  void after(Time delay, std::function<void()> then);
   // The algorithm is complete: records the finish time and reports the result.
   void finish();
   // A measured call (sim/collectives/fitted.hpp), no transfers: every rank has sent

@@ -8,6 +8,7 @@ namespace spsim::sim {
 [[nodiscard]] AlgorithmInfo ring_algorithm();              // ring.cpp
 [[nodiscard]] AlgorithmInfo tree_algorithm();              // tree.cpp
 [[nodiscard]] AlgorithmInfo nvls_algorithm();              // nvls.cpp
+[[nodiscard]] AlgorithmInfo nvls_tree_algorithm();         // nvls_tree.cpp
 [[nodiscard]] AlgorithmInfo halving_doubling_algorithm();  // halving_doubling.cpp
 [[nodiscard]] AlgorithmInfo pairwise_algorithm();          // pairwise.cpp
 [[nodiscard]] AlgorithmInfo direct_algorithm();            // direct.cpp

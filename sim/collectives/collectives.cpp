@@ -47,6 +47,16 @@ GroupShape make_group_shape(const Cluster& cluster, const std::vector<DeviceId>&
     const Route& r = cluster.route(dev(s.node_members[0][0]), dev(s.node_members[1][0]));
     s.inter_latency = r.latency, s.inter_Bps = r.bottleneck_Bps, s.inter_class = r.link_class;
     s.channels = s.max_per_node;
+    for (const auto& m : s.node_members) {
+      const auto sw = cluster.nvls_switch(cluster.device(dev(m[0])).node);
+      if (!sw) {
+        s.node_nvls_switches.clear();
+        break;
+      }
+      s.node_nvls_switches.push_back(*sw);
+    }
+    if (!s.node_nvls_switches.empty())
+      s.nvls_hop_latency = cluster.route(dev(0), s.node_nvls_switches.front()).latency;
   } else {
     s.nvls_switch = cluster.nvls_switch(cluster.device(dev(0)).node);
     if (s.nvls_switch) s.nvls_hop_latency = cluster.route(dev(0), *s.nvls_switch).latency;
@@ -88,7 +98,7 @@ void CollectiveRun::transfer(int from, int to, double bytes, std::function<void(
         self->record(to, 0);
         then();
       },
-      TransferOptions{costs_.step(route.link_class), costs_.efficiency});
+      TransferOptions{costs_.step(route.link_class), costs_.efficiency_on(route.link_class)});
 }
 
 void CollectiveRun::transfer_device(int rank, DeviceId other, bool to_device, double bytes,
@@ -118,6 +128,10 @@ void CollectiveRun::start_sub(CollectiveCall sub, std::function<void()> then) {
     }
     then();
   });
+}
+
+void CollectiveRun::after(Time delay, std::function<void()> then) {
+  owner_.network_.engine().schedule_after(delay, std::move(then));
 }
 
 void CollectiveRun::finish() {

@@ -31,6 +31,7 @@ ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, Algorithm
     c.base_latency = Time{};
     c.step_latency = {table.nvls_latency[0], table.nvls_latency[0], table.nvls_latency[1]};
     c.efficiency = table.nvls_efficiency;
+    c.network_efficiency = table.tree_efficiency;  // NVLS-Tree's tree between nodes
     return c;
   }
   c.base_latency = family == AlgorithmFamily::tree ? e.tree_base_latency : e.ring_base_latency;
@@ -40,6 +41,7 @@ ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, Algorithm
   else if (p == Protocol::ll128)
     c.efficiency = min_gpus_per_node < 2 ? table.ll128_efficiency_one_gpu_per_node : table.ll128_efficiency;
   if (family == AlgorithmFamily::tree) c.efficiency *= table.tree_efficiency;
+  c.network_efficiency = c.efficiency;
   return c;
 }
 

@@ -27,14 +27,20 @@ namespace spsim::sim {
 
 // Which of NCCL's latency/efficiency rules an algorithm follows. Point-to-point algorithms
 // (pairwise, direct) follow the ring rules.
-enum class AlgorithmFamily : std::uint8_t { ring, tree, nvls };
+enum class AlgorithmFamily : std::uint8_t { ring, tree, nvls };  // nvls: NVLS and NVLS-Tree
 
 // The costs of one protocol for one call, after NCCL's rules are applied.
 struct ProtocolCosts {
   Time base_latency{};                            // once per collective
   std::array<Time, kLinkClasses> step_latency{};  // per step, by the class of the step's route
   double efficiency = 1;                          // payload fraction of the fair-share bandwidth
+  // NVLS-Tree's inter-node tree runs NCCL's tree efficiency on the network while its in-switch
+  // phases run NVLS's; every other algorithm has one efficiency (network_efficiency = efficiency).
+  double network_efficiency = 1;
   [[nodiscard]] Time step(LinkClass c) const { return step_latency[static_cast<std::size_t>(c)]; }
+  [[nodiscard]] double efficiency_on(LinkClass c) const {
+    return c == LinkClass::network ? network_efficiency : efficiency;
+  }
 };
 
 struct ProtocolTable {

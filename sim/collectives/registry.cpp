@@ -8,6 +8,7 @@ AlgorithmRegistry default_algorithms() {
   reg.add(ring_algorithm());
   reg.add(tree_algorithm());
   reg.add(nvls_algorithm());
+  reg.add(nvls_tree_algorithm());
   reg.add(halving_doubling_algorithm());
   reg.add(pairwise_algorithm());
   reg.add(direct_algorithm());

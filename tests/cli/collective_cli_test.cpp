@@ -82,11 +82,36 @@ TEST_CASE("8xH100 ring all_reduce and all_gather: large sizes ~365-370 GB/s") {
   check_within_15pct("--cluster dgx-h100 --op all_gather", {{1 * GiB, 367.5}, {8 * GiB, 367.5}});
 }
 
-TEST_CASE("multi-node all_reduce: DGX-A100 (8x HDR per node) 192 GB/s, 4x DGX-H100 (8x NDR) 365.8 GB/s") {
+TEST_CASE("multi-node all_reduce: DGX-A100 (8x HDR per node) 192 GB/s; 4x DGX-H100 as a ring 365.8 GB/s") {
   // The A100 row gives no node count; 4 nodes is used (the ring's busbw is the per-node NIC
-  // bandwidth, 8 x ~24 GB/s, for any node count).
+  // bandwidth, 8 x ~24 GB/s, for any node count). The 4x DGX-H100 row states neither NCCL version
+  // nor algorithm and sits at a ring's NIC bound; the tuner's NVLS-Tree is 23% above it, which
+  // `spsim validate` (configs/validation/nccl-tests-large.json) reports. Held here: the ring.
   check_within_15pct("--cluster dgx-a100 --nodes 4 --op all_reduce", {{1 * GiB, 192}, {8 * GiB, 192}});
-  check_within_15pct("--cluster dgx-h100 --nodes 4 --op all_reduce", {{1 * GiB, 365.8}, {8 * GiB, 365.8}});
+  check_within_15pct("--cluster dgx-h100 --nodes 4 --op all_reduce --algo ring",
+                     {{1 * GiB, 365.8}, {8 * GiB, 365.8}});
+}
+
+TEST_CASE("--gpus runs a partial node or spreads the ranks evenly over nodes") {
+  const auto ranks = [](const std::string& args) {
+    const auto r = run_cli("--op all_reduce --min-bytes 1M --max-bytes 1M --json " + args);
+    REQUIRE(r.rc == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    return std::pair{doc.at("ranks").get<int>(), doc.at("nodes").get<int>()};
+  };
+  CHECK(ranks("--cluster dgx-h100 --gpus 4") == std::pair{4, 1});    // nccl-tests -g 4 on one node
+  CHECK(ranks("--cluster dgx-h100 --gpus 12") == std::pair{12, 2});  // 6 on each of 2 nodes
+  CHECK(ranks("--cluster dgx-h100 --gpus 8 --nodes 4") == std::pair{8, 4});
+  // A ring over 2 GPUs of one node is one step each way: busbw = algbw (factor 2(P-1)/P = 1).
+  const auto two = rows("--cluster dgx-a100 --gpus 2 --op all_reduce --min-bytes 1G --max-bytes 1G");
+  CHECK(two[0].at("busbw_GBps").get<double>() == doctest::Approx(two[0].at("algbw_GBps").get<double>()));
+  for (const char* bad : {"--gpus 12 --nodes 1", "--gpus 7 --nodes 2", "--gpus 0"}) {
+    CAPTURE(bad);
+    const auto r =
+        run_cli(std::string("--cluster dgx-h100 --op all_reduce --min-bytes 8 --max-bytes 8 ") + bad);
+    CHECK(r.rc == 2);
+    CHECK(r.out.find("--gpus") != std::string::npos);
+  }
 }
 
 TEST_CASE("busbw is algbw times nccl-tests' factor") {

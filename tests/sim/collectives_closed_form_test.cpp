@@ -230,3 +230,51 @@ TEST_CASE("hierarchical all-reduce of 0 bytes: 2 (L-1) α_intra + 2 (N-1) α_int
   const auto big = run_one(cluster, table, CommKind::all_reduce, n, "hierarchical");
   for (double s : big.bytes_sent) CHECK(s == doctest::Approx(2.0 * 7 * n / 8 + 2.0 * 2 / 3 * n / 8));
 }
+
+TEST_CASE("NVLS-Tree: max(port stream, busiest NIC stream) + α_nvls + (2 depth - 1) α_net") {
+  // Per port and direction n (G+1)/G (as NVLS); per NIC and direction k tree-edge transfers of
+  // n / 2G, where k, the most tree edges one node ends in one direction over both trees, is counted
+  // by hand from the heap trees: 2 nodes 2, 3 nodes 3, 4 nodes 3; depth floor(log2 N).
+  const Time step = Time::from_us(2);
+  auto table = testing::plain_protocols(step);
+  table.nvls_latency = {Time::from_us(5), Time::from_us(7)};
+  const std::pair<int, int> hand[] = {{2, 2}, {3, 3}, {4, 3}};
+  for (const char* preset : {"dgx-h100", "dgx-b200"}) {  // port-bound and NIC-bound
+    for (auto [nodes, k] : hand) {
+      const Cluster cluster(preset_cluster(preset, nodes));
+      const auto& g = cluster.gpus();
+      const DeviceId sw = *cluster.nvls_switch(0);
+      const auto& port = cluster.route(g[0], sw);
+      const auto& nic = cluster.route(g[0], g[8]);
+      const double a_nvls = static_cast<double>((Time::from_us(5) + port.latency).count_ps());
+      const double a_net = static_cast<double>((Time::from_us(7) + nic.latency).count_ps());
+      const int depth = std::bit_width(static_cast<unsigned>(nodes)) - 1;
+      for (double n : {0.0, 1073741824.0}) {
+        CAPTURE(preset);
+        CAPTURE(nodes);
+        CAPTURE(n);
+        const double port_ps = a_nvls + n * 9 / 8 / (table.nvls_efficiency * port.bottleneck_Bps) * 1e12;
+        const double nic_ps = a_net + k * n / 16 / (table.tree_efficiency * nic.bottleneck_Bps) * 1e12;
+        const double expected = std::max(port_ps, nic_ps) + a_nvls + (2 * depth - 1) * a_net;
+        const auto r = run_one(cluster, table, CommKind::all_reduce, n, "nvls_tree");
+        CHECK(static_cast<double>(r.duration().count_ps()) == doctest::Approx(expected).epsilon(1e-9));
+        // Every rank pushes n (G+1)/G into its switch and sends its tree edges' halves of its slice.
+        if (n > 0) CHECK(r.bytes_sent[0] >= n * 9 / 8);
+        // The tuner's estimate is the same expression.
+        const CollectiveCall call{CommKind::all_reduce, g, n, "nvls_tree", Protocol::simple, 1};
+        const auto costs =
+            resolve_protocol(table, Protocol::simple, AlgorithmFamily::nvls, CommKind::all_reduce, true, 8);
+        const double estimate =
+            default_algorithms().algorithm("nvls_tree").estimate_s(call, make_group_shape(cluster, g), costs);
+        CHECK(estimate * 1e12 == doctest::Approx(expected).epsilon(1e-9));
+      }
+    }
+  }
+  // The nodes must each have an NVLS switch, and it is an across-nodes algorithm.
+  CHECK_THROWS_AS(
+      run_one(Cluster(preset_cluster("dgx-a100", 2)), table, CommKind::all_reduce, 1e6, "nvls_tree"),
+      spsim::InputError);
+  CHECK_THROWS_AS(
+      run_one(Cluster(preset_cluster("dgx-h100", 1)), table, CommKind::all_reduce, 1e6, "nvls_tree"),
+      spsim::InputError);
+}

@@ -41,8 +41,8 @@ std::string error_text(const json& section) {
 
 TEST_CASE("every preset loads, single and multi node") {
   const auto presets = cluster_presets();
-  CHECK(presets ==
-        std::vector<std::string>{"dgx-a100", "dgx-b200", "dgx-h100", "hgx-h200", "hgx-h800", "pcie-a100-4"});
+  CHECK(presets == std::vector<std::string>{"dgx-a100", "dgx-b200", "dgx-h100", "gb200-nvl72", "hgx-h200",
+                                            "hgx-h800", "pcie-a100-4"});
   for (const auto& name : presets) {
     CAPTURE(name);
     for (int nodes : {1, 3}) {
@@ -172,4 +172,20 @@ TEST_CASE("explicit topology errors") {
   json bad_kind = topo(json::array({ab, bs, cs}));
   bad_kind["topology"]["devices"][3]["kind"] = "router";
   CHECK(error_where(bad_kind) == "cluster.topology.devices[3].kind");
+}
+
+TEST_CASE("gpus_per_node next to a preset lowers it (a partial node), never raises it") {
+  const Cluster partial(
+      parse_cluster(json{{"preset", "dgx-h100"}, {"nodes", 2}, {"gpus_per_node", 4}}, "cluster"));
+  CHECK(partial.gpus().size() == 8);
+  CHECK(partial.num_nodes() == 2);
+  // The partial node keeps the preset's NVSwitch (and its NVLS) for the GPUs it uses.
+  CHECK(partial.nvls_switch(0).has_value());
+  try {
+    (void)parse_cluster(json{{"preset", "dgx-h100"}, {"gpus_per_node", 16}}, "cluster");
+    FAIL("expected an InputError");
+  } catch (const spsim::InputError& e) {
+    CHECK(e.where() == "cluster.gpus_per_node");
+    CHECK(std::string(e.message()).find("has 8") != std::string::npos);
+  }
 }

@@ -137,7 +137,7 @@ TEST_CASE("collective algorithms are the simulator registry's names, aliases res
   REQUIRE(err.has_value());
   CHECK(err->where() == "collectives.all_reduce");
   CHECK(
-      contains(err->message(), "valid choices: auto, ring, tree, nvls, halving_doubling, rhd, hierarchical"));
+      contains(err->message(), "valid choices: auto, ring, tree, nvls, nvls_tree, halving_doubling, rhd, hierarchical"));
 }
 
 TEST_CASE("defaults of optional sections and the name from the file") {
