@@ -118,8 +118,12 @@ ValidationReport run_validation(const ValidateOptions& options) {
           rr.predicted = 1 / s.step_time_s;
         } else if (g.kind == ValidationKind::collective) {
           const sim::Cluster cluster(*r.cluster);
-          rr.predicted =
-              simulate_collective_row(cluster, r.network, r.op, r.bytes, r.algo, r.protocol).busbw_GBps;
+          try {
+            rr.predicted =
+                simulate_collective_row(cluster, r.network, r.op, r.bytes, r.algo, r.protocol).busbw_GBps;
+          } catch (const InputError& e) {  // the simulator's "algorithm" is the row's "algo"
+            throw e.where() == "algorithm" ? e.at("algo") : e;
+          }
         } else {
           rr.predicted = predict_kernel_row(r, gpu(r));
         }

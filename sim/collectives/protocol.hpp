@@ -7,7 +7,8 @@
 //   per-step latency (µs):  NVLink .6 / 1.9 / 3.4,  PCIe 1.0 / 2.5 / 5.7,  network 2.7 / 4.0 / 14.0
 //   NVLS latency 23 µs over NVLink (18 µs over the network), Simple only
 //   bandwidth efficiency: ring LL ×1/4 (multi-node or all-reduce) else ×1/3; LL128 ×0.92 (×0.7 with
-//   fewer than 2 GPUs per node); tree ×0.92; NVLS ×5/6 (NCCL's NVLS algBw ratio).
+//   fewer than 2 GPUs per node); tree ×0.92; NVLS ×5/6 (NCCL 2.20's NVLS algBw ratio; the H100/H200/
+//   H800 and B200/GB200 presets set NCCL 2.2x's per-generation nvlsEfficiency, 0.85 and 0.74).
 // NCCL publishes no separate per-step tree latency in that summary: trees use the ring per-step
 // values here. A cluster preset may override any constant under "tuning" (calibration;
 // analysis/config/cluster.hpp).

@@ -62,3 +62,55 @@ TEST_CASE("spsim validate: bad input exits 2 naming the file and the key") {
   CHECK(bad.out.find("g.json") != std::string::npos);
   CHECK(run_spsim("validate --group nonesuch").code == 2);
 }
+
+namespace {
+
+// One nccl-tests row: all_reduce of 1 GiB on 8xA100 (ring), busbw `measured` GB/s.
+std::string collective_group(double measured, const std::string& extra_row_field = "") {
+  return R"({ "group": "c", "description": "d", "kind": "collective", "source": "test", "tolerance_mape": 0.05,
+    "rows": [ { "id": "c1", "use": "validation", "measured": )" +
+         std::to_string(measured) +
+         R"(, "unit": "GB/s", "cluster": { "preset": "dgx-a100" }, "op": "all_reduce", "bytes": 1073741824,
+      "algo": "ring" )" +
+         extra_row_field + " } ] }";
+}
+
+}  // namespace
+
+TEST_CASE("spsim validate: collective rows run spsim collective's code; bad ones exit 2 naming the key") {
+  const auto dir = spsim_test::temp_dir("validate-cli-collective");
+  // A ring all-reduce on NVLink3 cannot reach 1000 GB/s busbw (the link's line rate is 300 GB/s).
+  spsim_test::write_file(dir / "c.json", collective_group(1000));
+  const auto off = run_spsim("validate --dir " + dir.string());
+  CHECK(off.code == 1);
+  CHECK(off.out.find("c1") != std::string::npos);
+  // The same row through `spsim collective`: validate predicts exactly what that command prints.
+  const auto table = run_spsim(
+      "collective --cluster dgx-a100 --op all_reduce --algo ring --min-bytes 1G "
+      "--max-bytes 1G --json");
+  REQUIRE(table.code == 0);
+  const auto at = table.out.find("\"busbw_GBps\": ");
+  REQUIRE(at != std::string::npos);
+  const double busbw = std::stod(table.out.substr(at + 14));
+  spsim_test::write_file(dir / "c.json", collective_group(busbw));
+  const auto exact = run_spsim("validate --dir " + dir.string());
+  CHECK(exact.code == 0);
+  CHECK(exact.out.find("0.0%") != std::string::npos);
+  struct Bad {
+    const char* field;
+    const char* names;
+  };
+  for (const Bad& b :
+       {Bad{R"(, "op": "allreduce")", "rows[0].op"},
+        Bad{R"(, "cluster": { "preset": "dgx-z" })", "rows[0].cluster.preset"},
+        Bad{R"(, "cluster": { "preset": "dgx-a100", "gpus_per_node": 16 })", "gpus_per_node"},
+        Bad{R"(, "unit": "TFLOP/s")", "rows[0].unit"}, Bad{R"(, "algo": "nvls")", "rows[0] (algo)"},
+        Bad{R"(, "protocol": "ll64")", "rows[0].protocol"}, Bad{R"(, "gpu": "b200")", "gpu"}}) {
+    CAPTURE(b.field);
+    spsim_test::write_file(dir / "c.json", collective_group(200, b.field));
+    const auto r = run_spsim("validate --dir " + dir.string());
+    CAPTURE(r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out.find(b.names) != std::string::npos);
+  }
+}
