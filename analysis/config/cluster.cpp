@@ -31,10 +31,11 @@ namespace {
 constexpr int kMaxNodes = 65536;
 constexpr int kMaxGpusPerNode = 576;
 
-void apply_entry(ProtocolTable::Entry& e, const nlohmann::json& j, const std::string& path) {
-  check_keys(j, path,
-             {"base_latency_us", "tree_base_latency_us", "nvlink_step_latency_us", "pcie_step_latency_us",
-              "network_step_latency_us"});
+void apply_entry(ProtocolTable::Entry& e, const nlohmann::json& j, const std::string& path, bool ll) {
+  std::vector<std::string_view> keys = {"base_latency_us", "tree_base_latency_us", "nvlink_step_latency_us",
+                                        "pcie_step_latency_us", "network_step_latency_us"};
+  if (ll) keys.push_back("max_busbw_GBps");
+  check_keys(j, path, keys);
   auto set = [&](const char* key, Time& out) {
     if (j.contains(key)) out = Time::from_us(get_latency_us(j, path, key));
   };
@@ -50,7 +51,20 @@ void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std:
   for (int p = 0; p < kProtocols; ++p) {
     const char* name = protocol_name(static_cast<Protocol>(p));
     if (tuning.contains(name))
-      apply_entry(table.protocols[static_cast<std::size_t>(p)], tuning.at(name), join_path(path, name));
+      apply_entry(table.protocols[static_cast<std::size_t>(p)], tuning.at(name), join_path(path, name),
+                  static_cast<Protocol>(p) == Protocol::ll);
+  }
+  // LL's bus-bandwidth cap by node count (1, 2, more), GB/s (sim/collectives/protocol.hpp).
+  if (tuning.contains("ll") && tuning.at("ll").contains("max_busbw_GBps")) {
+    const std::string p = join_path(join_path(path, "ll"), "max_busbw_GBps");
+    const auto& caps = tuning.at("ll").at("max_busbw_GBps");
+    if (!caps.is_array() || caps.size() != 3)
+      throw InputError(p, "expected three bus bandwidths in GB/s: one node, two nodes, more");
+    for (std::size_t i = 0; i < 3; ++i) {
+      if (!caps[i].is_number() || !(caps[i].get<double>() > 0) || caps[i].get<double>() > 1e6)
+        throw InputError(p + "[" + std::to_string(i) + "]", "expected a bandwidth in (0, 1e6] GB/s");
+      table.ll_max_busbw_Bps[i] = caps[i].get<double>() * 1e9;
+    }
   }
   if (tuning.contains("nvls")) {
     const auto& j = tuning.at("nvls");

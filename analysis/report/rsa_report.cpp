@@ -282,7 +282,11 @@ std::string answers(const ReportData& d) {
     << "and each rank sends " << range_text(f.rs_over_ar_bytes, 3, "×")
     << " the all-reduce's bytes for the dK/dV reductions\n(ring all-reduce: 2(P−1)/P·n per rank; ring "
     << "reduce-scatter: (P−1)/P·n). In the simulated steps that saves\n"
-    << range_percent(f.rs_saving)
+    << (f.rs_saving.empty() || f.rs_saving.lo >= 0
+            ? range_percent(f.rs_saving)
+            : "up to " + format_fixed(100 * f.rs_saving.hi, 1) + "% (and costs at most " +
+                  format_fixed(-100 * f.rs_saving.lo, 1) +
+                  "% where a small reduction across nodes, run as a ring, loses to the all-reduce's tree)")
     << " of the all-reduce variant's step time: the reductions are a small part of a step dominated by\n"
     << "the score-row GEMMs and the softmax. Its peak memory is " << range_percent(f.rs_peak_saving)
     << " lower: both\nmaterialise the full-length dK/dV partial sum (and reduce-scatter packs it into a "

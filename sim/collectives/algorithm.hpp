@@ -2,6 +2,7 @@
 // CollectiveRun, the handle through which a running algorithm moves bytes.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -36,6 +37,14 @@ struct GroupShape {
       node_nvls_switches;   // multi-node group: each node's NVLS switch (empty unless all have one)
   Time nvls_hop_latency{};  // GPU -> its node's NVLS switch
   [[nodiscard]] int nodes() const { return static_cast<int>(node_members.size()); }
+  // The group's bus-bandwidth bound: a GPU's NVLink port, and across nodes at most its node's NICs
+  // shared by the channels (LL's llMaxBw cap is a fraction of it; protocol.hpp).
+  [[nodiscard]] double busbw_bound_Bps() const {
+    const double intra = max_per_node > 1 ? intra_Bps : 0;
+    if (!multi_node()) return intra;
+    const double inter = channels * inter_Bps;
+    return intra > 0 ? std::min(intra, inter) : inter;
+  }
   [[nodiscard]] bool multi_node() const { return nodes() > 1; }
 };
 [[nodiscard]] GroupShape make_group_shape(const Cluster& cluster, const std::vector<DeviceId>& ranks);

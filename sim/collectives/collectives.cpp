@@ -242,8 +242,8 @@ CollectiveChoice Collectives::choose(const CollectiveCall& call) const {
   for (const AlgorithmInfo* info : candidate_algorithms(registry_, call, shape)) {
     const Algorithm& alg = registry_.algorithm(info->name);
     for (Protocol p : candidate_protocols(call.protocol, alg.family(), info->name)) {
-      const auto costs =
-          resolve_protocol(protocols_, p, alg.family(), call.kind, shape.multi_node(), shape.min_per_node);
+      const auto costs = resolve_protocol(protocols_, p, alg.family(), call.kind, shape.multi_node(),
+                                          shape.min_per_node, shape.nodes(), shape.busbw_bound_Bps());
       const double t = alg.estimate_s(call, shape, costs);
       if (!best || t < best->predicted_s) best = CollectiveChoice{info->name, p, t, Time{}};
     }
@@ -263,8 +263,9 @@ void Collectives::start(const CollectiveCall& call, Done done) {
   }
   const Algorithm* alg = &registry_.algorithm(choice.algorithm);
   GroupShape shape = make_group_shape(network_.cluster(), call.ranks);
-  const auto costs = resolve_protocol(protocols_, choice.protocol, alg->family(), call.kind,
-                                      shape.multi_node(), shape.min_per_node);
+  const auto costs =
+      resolve_protocol(protocols_, choice.protocol, alg->family(), call.kind, shape.multi_node(),
+                       shape.min_per_node, shape.nodes(), shape.busbw_bound_Bps());
   auto run = std::make_shared<CollectiveRun>(*this, call, std::move(shape), costs, choice.algorithm,
                                              choice.protocol, std::move(done));
   if (run->size() == 1) {

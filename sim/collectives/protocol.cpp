@@ -1,6 +1,8 @@
 // NCCL protocol constants and the rules that turn them into one call's costs.
 #include "sim/collectives/protocol.hpp"
 
+#include <algorithm>
+
 namespace spsim::sim {
 
 ProtocolTable nccl_protocol_table() {
@@ -22,7 +24,7 @@ bool protocol_supported(AlgorithmFamily family, Protocol p) {
 }
 
 ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, AlgorithmFamily family, CommKind kind,
-                               bool multi_node, int min_gpus_per_node) {
+                               bool multi_node, int min_gpus_per_node, int nodes, double busbw_bound_Bps) {
   const auto& e = table.protocols[static_cast<std::size_t>(p)];
   ProtocolCosts c;
   c.step_latency = e.step_latency;
@@ -35,10 +37,17 @@ ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, Algorithm
     return c;
   }
   c.base_latency = family == AlgorithmFamily::tree ? e.tree_base_latency : e.ring_base_latency;
-  if (p == Protocol::ll)
+  const bool ring_collective =
+      family == AlgorithmFamily::ring &&
+      (kind == CommKind::all_reduce || kind == CommKind::all_gather || kind == CommKind::reduce_scatter);
+  if (p == Protocol::ll && ring_collective) {
+    c.efficiency = table.ll_efficiency_ring;
+    const double cap = table.ll_max_busbw_Bps[static_cast<std::size_t>(std::clamp(nodes, 1, 3) - 1)];
+    if (cap > 0 && busbw_bound_Bps > 0) c.efficiency = std::min(c.efficiency, cap / busbw_bound_Bps);
+  } else if (p == Protocol::ll) {
     c.efficiency = (multi_node || kind == CommKind::all_reduce) ? table.ll_efficiency_allreduce_or_multinode
                                                                 : table.ll_efficiency_other;
-  else if (p == Protocol::ll128)
+  } else if (p == Protocol::ll128)
     c.efficiency = min_gpus_per_node < 2 ? table.ll128_efficiency_one_gpu_per_node : table.ll128_efficiency;
   if (family == AlgorithmFamily::tree) c.efficiency *= table.tree_efficiency;
   c.network_efficiency = c.efficiency;

@@ -56,8 +56,14 @@ struct ProtocolTable {
   double tree_efficiency = 0.92;
   double ll128_efficiency = 0.92;
   double ll128_efficiency_one_gpu_per_node = 0.7;
-  double ll_efficiency_allreduce_or_multinode = 0.25;
+  double ll_efficiency_allreduce_or_multinode = 0.25;  // NCCL 2.20's ring LL; still trees' and p2p's
   double ll_efficiency_other = 1.0 / 3.0;
+  // Ring collectives (all-reduce, all-gather, reduce-scatter) on LL: NCCL 2.28 (src/graph/tuning.cc)
+  // charges half the bandwidth (each 8-byte store carries 4 bytes of data and a 4-byte flag) and caps the
+  // bus bandwidth at llMaxBw, per GPU generation and node count (1, 2, more): Ampere 87.7 / 22.5 / 19,
+  // Hopper 141 / 45 / 35, Blackwell twice Hopper's. The cap (bytes/s; 0: none) comes from the preset.
+  double ll_efficiency_ring = 0.5;
+  std::array<double, 3> ll_max_busbw_Bps{};
   std::string source;  // where overrides came from (calibration note)
 };
 
@@ -68,8 +74,12 @@ struct ProtocolTable {
 [[nodiscard]] bool protocol_supported(AlgorithmFamily family, Protocol p);
 
 // Resolves the table for one call. `multi_node`: the group spans more than one node;
-// `min_gpus_per_node`: the fewest group members on any node it spans.
+// `min_gpus_per_node`: the fewest group members on any node it spans. For ring collectives on LL,
+// `nodes` picks the llMaxBw bucket and `busbw_bound_Bps` (the group's bus-bandwidth bound: a GPU's
+// NVLink port, or across nodes the lesser of it and its node's NICs) turns the cap into an efficiency;
+// 0 leaves LL uncapped.
 [[nodiscard]] ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, AlgorithmFamily family,
-                                             CommKind kind, bool multi_node, int min_gpus_per_node);
+                                             CommKind kind, bool multi_node, int min_gpus_per_node,
+                                             int nodes = 1, double busbw_bound_Bps = 0);
 
 }  // namespace spsim::sim

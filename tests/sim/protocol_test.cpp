@@ -44,10 +44,26 @@ TEST_CASE("NCCL's bandwidth efficiency rules") {
   using K = CommKind;
   using F = AlgorithmFamily;
   CHECK(eff(Protocol::simple, F::ring, K::all_gather, false, 8) == 1.0);
-  // LL: 1/4 for all-reduce or multi-node, else 1/3.
-  CHECK(eff(Protocol::ll, F::ring, K::all_reduce, false, 8) == doctest::Approx(0.25));
-  CHECK(eff(Protocol::ll, F::ring, K::all_gather, true, 8) == doctest::Approx(0.25));
-  CHECK(eff(Protocol::ll, F::ring, K::all_gather, false, 8) == doctest::Approx(1.0 / 3));
+  // LL on ring collectives: 1/2 (NCCL 2.28); elsewhere (trees, point-to-point kinds) NCCL 2.20's
+  // 1/4 for all-reduce or multi-node, else 1/3.
+  CHECK(eff(Protocol::ll, F::ring, K::all_reduce, false, 8) == doctest::Approx(0.5));
+  CHECK(eff(Protocol::ll, F::ring, K::all_gather, true, 8) == doctest::Approx(0.5));
+  CHECK(eff(Protocol::ll, F::ring, K::reduce_scatter, false, 8) == doctest::Approx(0.5));
+  CHECK(eff(Protocol::ll, F::ring, K::all_to_all, false, 8) == doctest::Approx(1.0 / 3));
+  CHECK(eff(Protocol::ll, F::ring, K::all_to_all, true, 8) == doctest::Approx(0.25));
+  CHECK(eff(Protocol::ll, F::tree, K::all_reduce, true, 8) == doctest::Approx(0.25 * 0.92));
+  // The llMaxBw cap by node count (1, 2, more) as a fraction of the group's bus-bandwidth bound.
+  auto capped = t;
+  capped.ll_max_busbw_Bps = {141e9, 45e9, 35e9};
+  const auto ll = [&](int nodes, double bound) {
+    return resolve_protocol(capped, Protocol::ll, F::ring, K::all_reduce, nodes > 1, 8, nodes, bound)
+        .efficiency;
+  };
+  CHECK(ll(1, 360e9) == doctest::Approx(141.0 / 360));  // capped: 0.5 × 360 > 141
+  CHECK(ll(1, 200e9) == doctest::Approx(0.5));          // 0.5 × 200 < 141: uncapped
+  CHECK(ll(2, 380e9) == doctest::Approx(45.0 / 380));
+  CHECK(ll(9, 380e9) == doctest::Approx(35.0 / 380));
+  CHECK(ll(1, 0) == doctest::Approx(0.5));  // no bound known: no cap
   // LL128: 0.92, 0.7 with fewer than 2 GPUs per node.
   CHECK(eff(Protocol::ll128, F::ring, K::all_reduce, true, 8) == doctest::Approx(0.92));
   CHECK(eff(Protocol::ll128, F::ring, K::all_reduce, true, 1) == doctest::Approx(0.7));
