@@ -47,7 +47,7 @@ void apply_entry(ProtocolTable::Entry& e, const nlohmann::json& j, const std::st
 }
 
 void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std::string& path) {
-  check_keys(tuning, path, {"simple", "ll", "ll128", "nvls", "source"});
+  check_keys(tuning, path, {"simple", "ll", "ll128", "nvls", "tree", "source"});
   for (int p = 0; p < kProtocols; ++p) {
     const char* name = protocol_name(static_cast<Protocol>(p));
     if (tuning.contains(name))
@@ -75,6 +75,16 @@ void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std:
     if (j.contains("network_latency_us"))
       table.nvls_latency[1] = Time::from_us(get_latency_us(j, np, "network_latency_us"));
     if (j.contains("efficiency")) table.nvls_efficiency = get_nonnegative(j, np, "efficiency", true);
+  }
+  if (tuning.contains("tree")) {
+    const auto& j = tuning.at("tree");
+    const std::string tp = join_path(path, "tree");
+    check_keys(j, tp, {"efficiency"});
+    if (j.contains("efficiency")) {
+      table.tree_efficiency = get_nonnegative(j, tp, "efficiency", true);
+      if (table.tree_efficiency > 1)
+        throw InputError(join_path(tp, "efficiency"), "a fraction of the bandwidth, at most 1");
+    }
   }
   if (tuning.contains("source")) table.source = get_string(tuning, path, "source");
 }

@@ -5,8 +5,8 @@
 // "intra_node", "inter_node"}, or {"gpu", "topology": {...}}. "gpu" is a name from
 // configs/hardware/gpus/ or an inline object of the same keys; "tuning" overrides NCCL's protocol
 // constants (sim/collectives/protocol.hpp: "simple" | "ll" | "ll128" → base_latency_us,
-// tree_base_latency_us, nvlink/pcie/network_step_latency_us; "nvls" → nvlink_latency_us,
-// network_latency_us, efficiency; "source"); "collective_fits" holds measured per-collective latency
+// tree_base_latency_us, nvlink/pcie/network_step_latency_us, and for "ll" max_busbw_GBps; "nvls" →
+// nvlink_latency_us, network_latency_us, efficiency; "tree" → efficiency; "source"); "collective_fits" holds measured per-collective latency
 // and bus bandwidth (sim/collectives/fitted.hpp). Keys given next to a preset override the preset's
 // (objects merge key by key); "gpus_per_node" next to a preset may only lower it (a partial node). Link
 // objects take "link" (a name from configs/hardware/links/) plus optional bandwidth_GBps / efficiency /

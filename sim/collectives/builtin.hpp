@@ -14,6 +14,16 @@ namespace spsim::sim {
 [[nodiscard]] AlgorithmInfo direct_algorithm();            // direct.cpp
 [[nodiscard]] AlgorithmInfo hierarchical_algorithm();      // hierarchical.cpp
 
+// NCCL's double binary tree over `nodes` nodes (tree 0 or 1), shared by tree and NVLS-Tree. Tree 0 is
+// an in-order binary tree over positions: the parent of position r > 0 is r with its lowest set bit b
+// moved up one place, (r ^ b) | 2b, or r ^ b when that is not below n; position 0 is the root (n = 4:
+// 0 -> 2 -> {1, 3}). Tree 1 mirrors the positions (node v at n − 1 − v) when n is even and shifts them
+// by one (v at v − 1) when n is odd, so a node interior in one tree is a leaf or the root in the other
+// (NCCL's trees.cc builds the same shapes; Sanders, Speck & Träff, Parallel Computing 2009).
+[[nodiscard]] int node_tree_parent(int node, int nodes, int tree);  // -1 for the root
+// Hops from the deepest node to the root, over both trees (0 for one node).
+[[nodiscard]] int node_tree_depth(int nodes);
+
 // One step whose flows cross an intra-node or inter-node hop, as the tuner and the closed forms see it:
 //   α + bytes / (parts · efficiency · bandwidth),   α = protocol step latency + route latency,
 // in seconds; `bytes` / `parts` share the bottleneck (a ring's n over P·C channels: bytes n, parts P·C).

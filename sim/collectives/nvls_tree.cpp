@@ -3,8 +3,10 @@
 // Node-local index s of G GPUs owns slice s (n / G bytes). (1) The switch reduces: every GPU pushes its
 // whole buffer into the switch and receives its reduced slice (n up, n/G down per port). (2) Slice s is
 // all-reduced across nodes by the GPUs of index s (one rail, one NIC each) on a double binary tree over
-// the nodes: tree 0 in node order (heap: the node at position j has parent (j − 1) / 2), tree 1 in the
-// mirrored order, each tree carrying half of the slice up (reduce) and down (broadcast). (3) Each GPU
+// the nodes (NCCL's: an in-order binary tree and its mirror or shift, builtin.hpp), each tree carrying half
+// of the slice up (reduce) and down (broadcast). Beyond three nodes some node is interior in one tree
+// with two children, so its NIC carries 2n/G a direction (NCCL's tuner halves NVLS-Tree's network
+// bandwidth past two nodes for the same reason). (3) Each GPU
 // multicasts its reduced slice through the switch (n/G up, n down). Per port and direction that is
 // n (G + 1) / G, as single-node NVLS; per NIC and direction, n / 2G for each tree edge it ends.
 //
@@ -17,7 +19,6 @@
 // network + route latency, e_nvls NCCL's NVLS efficiency and e_tree its tree efficiency. The tuner
 // and the simulation use that same expression (tests/sim/collectives_closed_form_test.cpp).
 #include <algorithm>
-#include <bit>
 
 #include "sim/collectives/builtin.hpp"
 
@@ -25,20 +26,12 @@ namespace spsim::sim {
 
 namespace {
 
-// Parent node position of node position j in tree `mirror`, as node indices (-1 for the root).
-int tree_parent(int node, int nodes, int mirror) {
-  const int j = mirror == 0 ? node : nodes - 1 - node;
-  if (j == 0) return -1;
-  const int pj = (j - 1) / 2;
-  return mirror == 0 ? pj : nodes - 1 - pj;
-}
-
 // Tree edges (child node, parent node) of both trees.
 std::vector<std::pair<int, int>> tree_edges(int nodes) {
   std::vector<std::pair<int, int>> edges;
-  for (int mirror : {0, 1})
+  for (int t : {0, 1})
     for (int v = 0; v < nodes; ++v)
-      if (const int p = tree_parent(v, nodes, mirror); p >= 0) edges.emplace_back(v, p);
+      if (const int p = node_tree_parent(v, nodes, t); p >= 0) edges.emplace_back(v, p);
   return edges;
 }
 
@@ -52,14 +45,10 @@ int max_nic_transfers(int nodes) {
   return std::max(*std::ranges::max_element(out), *std::ranges::max_element(in));
 }
 
-int depth(int nodes) {
-  return std::bit_width(static_cast<unsigned>(nodes)) - 1;
-}
-
 // The latency left after the streams: the multicast phase and the rest of the last chunk's tree hops.
 Time tail_latency(const GroupShape& g, const ProtocolCosts& costs) {
   const Time a_net = costs.step(LinkClass::network) + g.inter_latency;
-  return costs.step(LinkClass::nvlink) + g.nvls_hop_latency + (2 * depth(g.nodes()) - 1) * a_net;
+  return costs.step(LinkClass::nvlink) + g.nvls_hop_latency + (2 * node_tree_depth(g.nodes()) - 1) * a_net;
 }
 
 class NvlsTree final : public Algorithm {

@@ -1,4 +1,6 @@
 // default_algorithms(): the registry of built-in algorithms, and the shared hop cost.
+#include <algorithm>
+
 #include "sim/collectives/builtin.hpp"
 
 namespace spsim::sim {
@@ -14,6 +16,35 @@ AlgorithmRegistry default_algorithms() {
   reg.add(direct_algorithm());
   reg.add(hierarchical_algorithm());
   return reg;
+}
+
+namespace {
+int btree_parent(int r, int n) {
+  if (r == 0) return -1;
+  const int bit = r & -r;
+  const int up = (r ^ bit) | (bit << 1);
+  return up < n ? up : r ^ bit;
+}
+}  // namespace
+
+int node_tree_parent(int node, int nodes, int tree) {
+  if (tree == 0) return btree_parent(node, nodes);
+  const bool mirror = nodes % 2 == 0;
+  const int pos = mirror ? nodes - 1 - node : (node + nodes - 1) % nodes;
+  const int up = btree_parent(pos, nodes);
+  if (up < 0) return -1;
+  return mirror ? nodes - 1 - up : (up + 1) % nodes;
+}
+
+int node_tree_depth(int nodes) {
+  int deepest = 0;
+  for (int t : {0, 1})
+    for (int v = 0; v < nodes; ++v) {
+      int d = 0;
+      for (int u = v; (u = node_tree_parent(u, nodes, t)) >= 0;) ++d;
+      deepest = std::max(deepest, d);
+    }
+  return deepest;
 }
 
 double hop_s(const GroupShape& shape, const ProtocolCosts& costs, bool inter_node, double bytes,

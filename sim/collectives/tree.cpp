@@ -1,10 +1,10 @@
 // Double binary tree all-reduce (NCCL's "tree"), node-aware, as a fluid pipeline.
 //
-// Two trees each reduce and then broadcast half of the buffer. Across nodes each tree is a binary
-// tree over the nodes (heap order: the node at position j has parent (j − 1) / 2); tree 1 uses the
-// mirrored node order, so a node that is interior in one tree tends to be a leaf in the other
-// (Sanders, Speck & Träff, "Two-tree algorithms for full bandwidth broadcast, reduction and scan",
-// Parallel Computing 2009). Inside a node the ranks form a chain hanging off the node's head rank,
+// Two trees each reduce and then broadcast half of the buffer. Across nodes the two trees are NCCL's
+// double binary tree over the nodes (node_tree_parent, builtin.hpp: an in-order binary tree and its
+// mirror or shift), so a node interior in one tree is a leaf or the root in the other (Sanders, Speck
+// & Träff, "Two-tree algorithms for full bandwidth broadcast, reduction and scan", Parallel Computing
+// 2009). Inside a node the ranks form a chain hanging off the node's head rank,
 // as NCCL's trees do; tree 1's head is the middle member, so the two trees leave a node through
 // different NICs. Across nodes, C = ranks-per-node channels each run such a pair on n / C, with
 // heads rotated by the channel index, so every NIC carries trees (NCCL's channels, one per rail).
@@ -17,7 +17,6 @@
 // Tuner estimate: the same, with the stream taken as 2nβ on the busier of a rank's NVLink port
 // (2n) and its NIC (2n / C) (NCCL: tree algBw = busBw / 2).
 #include <algorithm>
-#include <bit>
 #include <cmath>
 
 #include "sim/collectives/builtin.hpp"
@@ -41,20 +40,18 @@ TreeShape build_tree(const GroupShape& g, int mirror, int channel) {
                  std::vector<std::vector<int>>(static_cast<std::size_t>(g.size))};
   const int nodes = g.nodes();
   std::vector<int> head(static_cast<std::size_t>(nodes));
-  for (int j = 0; j < nodes; ++j) {  // j: position in the node-level heap
-    const auto& m = g.node_members[static_cast<std::size_t>(mirror == 0 ? j : nodes - 1 - j)];
+  for (int v = 0; v < nodes; ++v) {  // each node's chain, hanging off its head
+    const auto& m = g.node_members[static_cast<std::size_t>(v)];
     const auto l = m.size();
     const auto offset = (static_cast<std::size_t>(channel) + (mirror == 0 ? 0 : l / 2)) % l;
-    for (std::size_t k = 0; k < l; ++k) {
-      const int rank = m[(k + offset) % l];
-      if (k == 0) {
-        head[static_cast<std::size_t>(j)] = rank;
-        if (j > 0) tree.parent[static_cast<std::size_t>(rank)] = head[static_cast<std::size_t>((j - 1) / 2)];
-      } else {
-        tree.parent[static_cast<std::size_t>(rank)] = m[(k - 1 + offset) % l];
-      }
-    }
+    head[static_cast<std::size_t>(v)] = m[offset];
+    for (std::size_t k = 1; k < l; ++k)
+      tree.parent[static_cast<std::size_t>(m[(k + offset) % l])] = m[(k - 1 + offset) % l];
   }
+  for (int v = 0; v < nodes; ++v)  // heads hang off their parent node's head
+    if (const int up = node_tree_parent(v, nodes, mirror); up >= 0)
+      tree.parent[static_cast<std::size_t>(head[static_cast<std::size_t>(v)])] =
+          head[static_cast<std::size_t>(up)];
   for (int r = 0; r < g.size; ++r)
     if (const int p = tree.parent[static_cast<std::size_t>(r)]; p >= 0)
       tree.children[static_cast<std::size_t>(p)].push_back(r);
@@ -184,7 +181,7 @@ class DoubleBinaryTree final : public Algorithm {
   [[nodiscard]] static Time estimate(const CollectiveCall& call, const GroupShape& g,
                                      const ProtocolCosts& costs) {
     const std::int64_t chain = g.max_per_node - 1;
-    const std::int64_t levels = std::bit_width(static_cast<unsigned>(g.nodes())) - 1;
+    const std::int64_t levels = node_tree_depth(g.nodes());
     const double chunk = std::min(call.bytes / (2 * g.channels), kChunkBytes);
     const bool inter = g.multi_node();
     const Time intra_hop = chain > 0 ? hop_time(g, costs, false, chunk) : Time{};

@@ -15,6 +15,7 @@
 
 #include "analysis/config/cluster.hpp"
 #include "runtime/core/error.hpp"
+#include "sim/collectives/builtin.hpp"
 #include "sim/collectives/collectives.hpp"
 #include "tests/sim/topologies.hpp"
 
@@ -201,16 +202,18 @@ TEST_CASE("tree on one node is a chain: latency 2 (P-1) α; every rank's halves 
   }
 }
 
-TEST_CASE("tree across nodes: zero bytes cost 2 ((L-1) α_intra + floor(log2 N) α_inter)") {
+TEST_CASE("tree across nodes: zero bytes cost 2 ((L-1) α_intra + depth α_inter)") {
+  // Depth of NCCL's double binary tree, by hand: 2 nodes 0 -> 1 (1); 3 nodes the chains 0 -> 2 -> 1
+  // and 1 -> 0 -> 2 (2); 4 nodes 0 -> 2 -> {1, 3} (2); 5 nodes 0 -> 4 -> 2 -> {1, 3} (3).
   const Time step = Time::from_us(2);
   const auto table = testing::plain_protocols(step);
-  for (int nodes : {2, 3, 4, 5}) {
+  for (auto [nodes, levels] : {std::pair{2, 1}, {3, 2}, {4, 2}, {5, 3}}) {
     const Cluster cluster(preset_cluster("dgx-a100", nodes));
     const auto& g = cluster.gpus();
     const double a_intra = static_cast<double>((step + cluster.route(g[0], g[1]).latency).count_ps());
     const double a_inter = static_cast<double>((step + cluster.route(g[0], g[8]).latency).count_ps());
-    const int levels = std::bit_width(static_cast<unsigned>(nodes)) - 1;
     CAPTURE(nodes);
+    CHECK(node_tree_depth(nodes) == levels);
     const auto r = run_one(cluster, table, CommKind::all_reduce, 0, "tree");
     CHECK(static_cast<double>(r.duration().count_ps()) == 2 * (7 * a_intra + levels * a_inter));
   }
@@ -233,14 +236,19 @@ TEST_CASE("hierarchical all-reduce of 0 bytes: 2 (L-1) α_intra + 2 (N-1) α_int
 
 TEST_CASE("NVLS-Tree: max(port stream, busiest NIC stream) + α_nvls + (2 depth - 1) α_net") {
   // Per port and direction n (G+1)/G (as NVLS); per NIC and direction k tree-edge transfers of
-  // n / 2G, where k, the most tree edges one node ends in one direction over both trees, is counted
-  // by hand from the heap trees: 2 nodes 2, 3 nodes 3, 4 nodes 3; depth floor(log2 N).
+  // n / 2G, where k, the most tree edges one node ends in one direction over both trees, and the
+  // depth are counted by hand from NCCL's trees: 2 nodes 0 -> 1 and 1 -> 0 (k 2, depth 1); 3 nodes
+  // the chains 0 -> 2 -> 1 and, shifted, 1 -> 0 -> 2 (k 3, depth 2); 4 nodes 0 -> 2 -> {1, 3} and,
+  // mirrored, 3 -> 1 -> {2, 0} (node 2: up, two children down, and up in the other tree: k 4, depth 2).
   const Time step = Time::from_us(2);
   auto table = testing::plain_protocols(step);
   table.nvls_latency = {Time::from_us(5), Time::from_us(7)};
-  const std::pair<int, int> hand[] = {{2, 2}, {3, 3}, {4, 3}};
+  struct Hand {
+    int nodes, k, depth;
+  };
+  const Hand hand[] = {{2, 2, 1}, {3, 3, 2}, {4, 4, 2}};
   for (const char* preset : {"dgx-h100", "dgx-b200"}) {  // port-bound and NIC-bound
-    for (auto [nodes, k] : hand) {
+    for (auto [nodes, k, depth] : hand) {
       const Cluster cluster(preset_cluster(preset, nodes));
       const auto& g = cluster.gpus();
       const DeviceId sw = *cluster.nvls_switch(0);
@@ -248,7 +256,6 @@ TEST_CASE("NVLS-Tree: max(port stream, busiest NIC stream) + α_nvls + (2 depth 
       const auto& nic = cluster.route(g[0], g[8]);
       const double a_nvls = static_cast<double>((Time::from_us(5) + port.latency).count_ps());
       const double a_net = static_cast<double>((Time::from_us(7) + nic.latency).count_ps());
-      const int depth = std::bit_width(static_cast<unsigned>(nodes)) - 1;
       for (double n : {0.0, 1073741824.0}) {
         CAPTURE(preset);
         CAPTURE(nodes);
