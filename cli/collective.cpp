@@ -34,10 +34,10 @@ Action add_collective(CLI::App& app) {
       ->required();
   auto* nodes = sub->add_option("--nodes", a->nodes,
                                 "number of nodes (default: the preset's, or as few as hold --gpus)");
-  auto* gpus =
-      sub->add_option("--gpus", a->gpus,
-                      "total ranks, as nccl-tests' -g x -N: GPUS / nodes on each node, at most the "
-                      "preset's node\n(a partial node: --gpus 4 on one 8-GPU node); default every GPU");
+  auto* gpus = sub->add_option(
+      "--gpus", a->gpus,
+      "total ranks, as nccl-tests' processes x -t x -g: GPUS / nodes on each node, at most the "
+      "preset's node\n(a partial node: --gpus 4 on one 8-GPU node); default every GPU");
   sub->add_option("--op", a->sweep.op, "collective: " + rt::collective_op_choices())->required();
   sub->add_option("--min-bytes", a->sweep.min_bytes, "smallest size, bytes (K/M/G suffixes)")->required();
   sub->add_option("--max-bytes", a->sweep.max_bytes, "largest size, bytes (K/M/G suffixes)")->required();

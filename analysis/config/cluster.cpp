@@ -289,6 +289,10 @@ ClusterConfig parse_merged(const nlohmann::json& j, const std::string& path, con
     throw InputError(join_path(path, "nodes"),
                      "at most " + std::to_string(kMaxNodes) + " nodes, got " + std::to_string(c.nodes));
   if (j.contains("topology")) {
+    if (j.contains("gpus_per_node"))
+      throw InputError(
+          join_path(path, "gpus_per_node"),
+          "does not apply to a cluster with an explicit \"topology\" (its GPUs are listed there)");
     c.topology = parse_topology(j.at("topology"), join_path(path, "topology"));
     return c;
   }

@@ -6,12 +6,13 @@
 // configs/hardware/gpus/ or an inline object of the same keys; "tuning" overrides NCCL's protocol
 // constants (sim/collectives/protocol.hpp: "simple" | "ll" | "ll128" → base_latency_us,
 // tree_base_latency_us, nvlink/pcie/network_step_latency_us, and for "ll" max_busbw_GBps; "nvls" →
-// nvlink_latency_us, network_latency_us, efficiency; "tree" → efficiency; "source"); "collective_fits" holds measured per-collective latency
-// and bus bandwidth (sim/collectives/fitted.hpp). Keys given next to a preset override the preset's
-// (objects merge key by key); "gpus_per_node" next to a preset may only lower it (a partial node). Link
-// objects take "link" (a name from configs/hardware/links/) plus optional bandwidth_GBps / efficiency /
-// latency_us overrides. Errors are InputErrors naming the JSON path: unknown preset/GPU/link (listing the
-// choices), nodes < 1, negative bandwidth, unknown key, a topology whose GPUs cannot all reach each other.
+// nvlink_latency_us, network_latency_us, efficiency; "tree" → efficiency; "source"); "collective_fits" holds
+// measured per-collective latency and bus bandwidth (sim/collectives/fitted.hpp). Keys given next to a preset
+// override the preset's (objects merge key by key); "gpus_per_node" next to a preset may only lower it (a
+// partial node). Link objects take "link" (a name from configs/hardware/links/) plus optional bandwidth_GBps
+// / efficiency / latency_us overrides. Errors are InputErrors naming the JSON path: unknown preset/GPU/link
+// (listing the choices), nodes < 1, negative bandwidth, unknown key, a topology whose GPUs cannot all reach
+// each other.
 #pragma once
 
 #include <optional>

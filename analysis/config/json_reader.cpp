@@ -53,9 +53,12 @@ std::optional<std::size_t> nested_too_deep(const std::string& text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -116,7 +119,8 @@ Json parse_located(const std::string& text, const std::string& where, const std:
   } catch (const nlohmann::json::exception& e) {  // out_of_range.406: a number too large for a double
     const std::string text = e.what();  // "[json.exception.out_of_range.406] number overflow parsing '1e400'"
     const auto close = text.find("] ");
-    throw InputError(where, "invalid JSON" + what + ": " + (close == std::string::npos ? text : text.substr(close + 2)) +
+    throw InputError(where, "invalid JSON" + what + ": " +
+                                (close == std::string::npos ? text : text.substr(close + 2)) +
                                 " (numbers must fit a double, integers a 64-bit integer)");
   }
 }

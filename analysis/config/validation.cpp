@@ -80,16 +80,18 @@ ValidationRow parse_row(const nlohmann::json& j, const std::string& path, Valida
     if (r.bytes > 1e15) throw InputError(join_path(path, "bytes"), "at most 1e15 bytes");
     if (j.contains("algo")) r.algo = get_string(j, path, "algo");
     if (j.contains("protocol") && get_string(j, path, "protocol") != "auto") {
-      r.protocol = sim::parse_protocol(get_string(j, path, "protocol"));
+      const std::string name = get_string(j, path, "protocol");
+      r.protocol = sim::parse_protocol(name);
       if (!r.protocol)
         throw InputError(join_path(path, "protocol"),
-                         "unknown protocol; valid choices: auto, " + sim::protocol_choices());
+                         "unknown protocol '" + name + "'; valid choices: auto, " + sim::protocol_choices());
     }
     if (j.contains("network")) {
-      const auto mode = sim::parse_network_mode(get_string(j, path, "network"));
+      const std::string name = get_string(j, path, "network");
+      const auto mode = sim::parse_network_mode(name);
       if (!mode)
         throw InputError(join_path(path, "network"),
-                         "unknown network model; valid choices: flow, analytical");
+                         "unknown network model '" + name + "'; valid choices: flow, analytical");
       r.network = *mode;
     }
     if (r.unit != "GB/s")

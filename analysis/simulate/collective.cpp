@@ -1,7 +1,9 @@
 // `spsim collective`: a size sweep of one simulated collective.
 #include "analysis/simulate/collective.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 #include "analysis/config/cluster.hpp"
@@ -55,23 +57,40 @@ sim::ClusterConfig load_preset(const CollectiveArgs& a, std::optional<int> nodes
 sim::ClusterConfig load_cluster(const CollectiveArgs& a) {
   if (a.nodes && *a.nodes < 1) throw InputError("--nodes", "must be >= 1, got " + std::to_string(*a.nodes));
   if (!a.gpus) return load_preset(a, a.nodes, std::nullopt);
-  const int gpus = *a.gpus;
+  const long long gpus = *a.gpus;
   if (gpus < 1) throw InputError("--gpus", "must be >= 1, got " + std::to_string(gpus));
   const sim::ClusterConfig preset = load_preset(a, std::nullopt, std::nullopt);
   if (preset.topology)
     throw InputError("--gpus", "cluster " + a.cluster +
                                    " lists its devices explicitly; --gpus needs a preset "
                                    "of identical nodes");
-  const int per_preset = preset.gpus_per_node;
-  const int nodes = a.nodes.value_or((gpus + per_preset - 1) / per_preset);
+  const long long per_preset = preset.gpus_per_node;
+  const std::string per_text = std::to_string(per_preset);
+  if (!a.nodes) {
+    const long long nodes = (gpus + per_preset - 1) / per_preset;
+    if (gpus % nodes != 0)
+      throw InputError("--gpus", std::to_string(gpus) + " GPUs do not fill " + std::to_string(nodes) +
+                                     " nodes of " + per_text + " evenly; pass --nodes N with N dividing " +
+                                     std::to_string(gpus) + " and " + std::to_string(gpus) +
+                                     "/N <= " + per_text);
+    try {  // the node count is derived from --gpus: a bound on it is a bound on --gpus
+      return load_preset(a, static_cast<int>(std::min<long long>(nodes, INT32_MAX)),
+                         static_cast<int>(gpus / nodes));
+    } catch (const InputError& e) {
+      if (e.where() != "--nodes") throw;
+      throw InputError("--gpus", std::to_string(gpus) + " GPUs need " + std::to_string(nodes) + " nodes of " +
+                                     per_text + ": " + e.message());
+    }
+  }
+  const long long nodes = *a.nodes;
   if (gpus % nodes != 0)
-    throw InputError("--gpus", std::to_string(gpus) + " GPUs do not split evenly over " +
-                                   std::to_string(nodes) + " nodes; give a multiple of --nodes");
+    throw InputError("--gpus", std::to_string(gpus) + " GPUs do not split evenly over --nodes " +
+                                   std::to_string(nodes) + "; give a multiple of it");
   if (gpus / nodes > per_preset)
     throw InputError("--gpus", std::to_string(gpus) + " GPUs over " + std::to_string(nodes) + " nodes is " +
                                    std::to_string(gpus / nodes) + " per node, but a " + a.cluster +
-                                   " node has " + std::to_string(per_preset) + "; raise --nodes");
-  return load_preset(a, nodes, gpus / nodes);
+                                   " node has " + per_text + "; raise --nodes");
+  return load_preset(a, static_cast<int>(nodes), static_cast<int>(gpus / nodes));
 }
 
 std::vector<double> sizes_of(const CollectiveArgs& a) {

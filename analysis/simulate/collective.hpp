@@ -17,11 +17,11 @@ namespace spsim::analysis {
 // option: --cluster, --nodes, --gpus, --op, --min-bytes, --max-bytes, --step-factor, --algo, --protocol,
 // --network).
 struct CollectiveArgs {
-  std::string cluster;               // preset name (configs/clusters/)
-  std::optional<int> nodes;          // default: the preset's, or as many as --gpus needs
-  std::optional<int> gpus;           // total ranks (nccl-tests' -g × -N): gpus / nodes per node, at most
-                                     // the preset's node (a partial node); default: every GPU
-  std::string op;                    // rt::collective_op_choices()
+  std::string cluster;       // preset name (configs/clusters/)
+  std::optional<int> nodes;  // default: the preset's, or as many as --gpus needs
+  std::optional<int> gpus;  // total ranks (nccl-tests' processes × -t × -g): gpus / nodes per node, at most
+                            // the preset's node (a partial node); default: every GPU
+  std::string op;           // rt::collective_op_choices()
   std::string min_bytes, max_bytes;  // "8", "64K", "128M", "1G" (binary multiples, as nccl-tests' -b/-e)
   double step_factor = 2;
   std::string algo = "auto";

@@ -5,7 +5,8 @@
 // n (its share of every slice read, or every reduced slice received) + n/P (its own reduced
 // slice) = n (P + 1) / P bytes, and both directions run concurrently:
 //   T = nvls_latency + hop latency + n (P + 1) / (P × efficiency × port bandwidth)
-// with NCCL's NVLS efficiency 5/6 and latency (protocol.hpp). Simple protocol only.
+// with NCCL's NVLS efficiency (5/6 by default; the presets set NCCL's per-generation 0.85 Hopper,
+// 0.74 Blackwell) and latency (protocol.hpp). Simple protocol only.
 #include "sim/collectives/builtin.hpp"
 
 namespace spsim::sim {

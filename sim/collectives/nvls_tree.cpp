@@ -18,6 +18,8 @@
 // with α_nvls = NVLS latency + GPU→switch route latency, α_net = network step latency of NVLS over the
 // network + route latency, e_nvls NCCL's NVLS efficiency and e_tree its tree efficiency. The tuner
 // and the simulation use that same expression (tests/sim/collectives_closed_form_test.cpp).
+// α_nvls is paid twice (reduce, then multicast); the presets' NVLS latency was fitted on a whole
+// single-node NVLS call at 16 MB, so NVLS-Tree at mid sizes is not validated (no multi-node mid-size row).
 #include <algorithm>
 
 #include "sim/collectives/builtin.hpp"
@@ -47,7 +49,7 @@ int max_nic_transfers(int nodes) {
 
 // The latency left after the streams: the multicast phase and the rest of the last chunk's tree hops.
 Time tail_latency(const GroupShape& g, const ProtocolCosts& costs) {
-  const Time a_net = costs.step(LinkClass::network) + g.inter_latency;
+  const Time a_net = costs.step(g.inter_class) + g.inter_latency;
   return costs.step(LinkClass::nvlink) + g.nvls_hop_latency + (2 * node_tree_depth(g.nodes()) - 1) * a_net;
 }
 
@@ -57,6 +59,7 @@ class NvlsTree final : public Algorithm {
   [[nodiscard]] std::string unsupported(const CollectiveCall&, const GroupShape& g) const override {
     if (!g.multi_node())
       return "NVLS-Tree joins the NVLS switches of several nodes; the group spans one (use nvls)";
+    if (g.max_per_node < 2) return "one GPU per node has nothing to reduce in the switch (use tree or ring)";
     if (g.node_nvls_switches.empty())
       return "not every node of the group has an NVSwitch with NVLS (H100/H200/B200 presets have one)";
     if (g.min_per_node != g.max_per_node)
@@ -94,9 +97,7 @@ class NvlsTree final : public Algorithm {
     const int per = g.max_per_node;
     const Time port = costs.step(LinkClass::nvlink) + g.nvls_hop_latency +
                       Time::from_seconds(call.bytes * (per + 1) / per / (costs.efficiency * g.intra_Bps));
-    const Time nic = costs.step(LinkClass::network) + g.inter_latency +
-                     Time::from_seconds(max_nic_transfers(g.nodes()) * call.bytes / (2.0 * per) /
-                                        (costs.network_efficiency * g.inter_Bps));
+    const Time nic = hop_time(g, costs, true, max_nic_transfers(g.nodes()) * call.bytes / (2.0 * per));
     return (std::max(port, nic) + tail_latency(g, costs)).seconds();
   }
 };
@@ -108,7 +109,9 @@ AlgorithmInfo nvls_tree_algorithm() {
           "all-reduce across nodes: in-switch reduce and multicast (NVLS) in each node, a double binary tree "
           "per rail between nodes, pipelined; Simple protocol",
           {CommKind::all_reduce},
-          [](const GroupShape& g) { return g.multi_node() && !g.node_nvls_switches.empty(); },
+          [](const GroupShape& g) {
+            return g.multi_node() && g.max_per_node > 1 && !g.node_nvls_switches.empty();
+          },
           [] { return std::make_unique<NvlsTree>(); },
           {}};
 }

@@ -52,14 +52,14 @@ double hop_s(const GroupShape& shape, const ProtocolCosts& costs, bool inter_nod
   const Time latency = inter_node ? shape.inter_latency : shape.intra_latency;
   const double bw = inter_node ? shape.inter_Bps : shape.intra_Bps;
   const LinkClass cls = inter_node ? shape.inter_class : shape.intra_class;
-  return (costs.step(cls) + latency).seconds() + bytes / (parts * costs.efficiency * bw);
+  return (costs.step(cls) + latency).seconds() + bytes / (parts * costs.efficiency_on(cls) * bw);
 }
 
 Time hop_time(const GroupShape& shape, const ProtocolCosts& costs, bool inter_node, double bytes_per_link) {
   const Time latency = inter_node ? shape.inter_latency : shape.intra_latency;
   const double bw = inter_node ? shape.inter_Bps : shape.intra_Bps;
   const LinkClass cls = inter_node ? shape.inter_class : shape.intra_class;
-  return costs.step(cls) + latency + Time::from_seconds(bytes_per_link / (costs.efficiency * bw));
+  return costs.step(cls) + latency + Time::from_seconds(bytes_per_link / (costs.efficiency_on(cls) * bw));
 }
 
 }  // namespace spsim::sim

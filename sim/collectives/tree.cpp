@@ -188,7 +188,9 @@ class DoubleBinaryTree final : public Algorithm {
     const Time inter_hop = inter ? hop_time(g, costs, true, chunk) : Time{};
     // 2nβ per port: each rank's port carries n/C per tree in each direction; the C channels' trees
     // share a node's C NICs, while every tree crosses every rank's NVLink port.
-    Time stream = hop_time(g, costs, false, 2 * call.bytes) - hop_time(g, costs, false, 0);
+    // (With one GPU per node there is no NVLink hop: the NICs alone carry the trees.)
+    Time stream =
+        chain > 0 ? hop_time(g, costs, false, 2 * call.bytes) - hop_time(g, costs, false, 0) : Time{};
     if (inter)
       stream = std::max(stream,
                         hop_time(g, costs, true, 2 * call.bytes / g.channels) - hop_time(g, costs, true, 0));

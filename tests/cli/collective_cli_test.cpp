@@ -100,10 +100,12 @@ TEST_CASE("--gpus runs a partial node or spreads the ranks evenly over nodes") {
   CHECK(ranks("--cluster dgx-h100 --gpus 4") == std::pair{4, 1});    // nccl-tests -g 4 on one node
   CHECK(ranks("--cluster dgx-h100 --gpus 12") == std::pair{12, 2});  // 6 on each of 2 nodes
   CHECK(ranks("--cluster dgx-h100 --gpus 8 --nodes 4") == std::pair{8, 4});
+  CHECK(ranks("--cluster dgx-h100 --gpus 2 --nodes 2") == std::pair{2, 2});  // one GPU per node: tree or ring
   // A ring over 2 GPUs of one node is one step each way: busbw = algbw (factor 2(P-1)/P = 1).
   const auto two = rows("--cluster dgx-a100 --gpus 2 --op all_reduce --min-bytes 1G --max-bytes 1G");
   CHECK(two[0].at("busbw_GBps").get<double>() == doctest::Approx(two[0].at("algbw_GBps").get<double>()));
-  for (const char* bad : {"--gpus 12 --nodes 1", "--gpus 7 --nodes 2", "--gpus 0"}) {
+  for (const char* bad : {"--gpus 12 --nodes 1", "--gpus 7 --nodes 2", "--gpus 0", "--gpus 9",
+                          "--gpus 2147483647", "--gpus 600000"}) {
     CAPTURE(bad);
     const auto r =
         run_cli(std::string("--cluster dgx-h100 --op all_reduce --min-bytes 8 --max-bytes 8 ") + bad);

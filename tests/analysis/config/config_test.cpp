@@ -136,8 +136,8 @@ TEST_CASE("collective algorithms are the simulator registry's names, aliases res
   const auto err = input_error_of([&] { (void)parse_config(doc, ""); });
   REQUIRE(err.has_value());
   CHECK(err->where() == "collectives.all_reduce");
-  CHECK(
-      contains(err->message(), "valid choices: auto, ring, tree, nvls, nvls_tree, halving_doubling, rhd, hierarchical"));
+  CHECK(contains(err->message(),
+                 "valid choices: auto, ring, tree, nvls, nvls_tree, halving_doubling, rhd, hierarchical"));
 }
 
 TEST_CASE("defaults of optional sections and the name from the file") {
