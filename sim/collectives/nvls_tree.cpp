@@ -3,12 +3,12 @@
 // Node-local index s of G GPUs owns slice s (n / G bytes). (1) The switch reduces: every GPU pushes its
 // whole buffer into the switch and receives its reduced slice (n up, n/G down per port). (2) Slice s is
 // all-reduced across nodes by the GPUs of index s (one rail, one NIC each) on a double binary tree over
-// the nodes (NCCL's: an in-order binary tree and its mirror or shift, builtin.hpp), each tree carrying half
-// of the slice up (reduce) and down (broadcast). Beyond three nodes some node is interior in one tree
-// with two children, so its NIC carries 2n/G a direction (NCCL's tuner halves NVLS-Tree's network
-// bandwidth past two nodes for the same reason). (3) Each GPU
-// multicasts its reduced slice through the switch (n/G up, n down). Per port and direction that is
-// n (G + 1) / G, as single-node NVLS; per NIC and direction, n / 2G for each tree edge it ends.
+// the nodes (NCCL's: an in-order binary tree and its mirror or shift, builtin.hpp), each tree carrying
+// half of the slice up (reduce) and down (broadcast). (3) Each GPU multicasts its reduced slice
+// through the switch (n/G up, n down). Per port and direction that is n (G + 1) / G, as single-node
+// NVLS; per NIC and direction, n / 2G for each tree edge it ends. Beyond three nodes some node is
+// interior in one tree with two children and a leaf in the other, so its NIC carries 2n/G a direction
+// (NCCL's tuner halves NVLS-Tree's network bandwidth past two nodes for the same reason).
 //
 // NCCL pipelines the three phases in chunks, so they stream concurrently: modelled as a fluid, every
 // port and tree-edge transfer starts at once, and after the last arrives the pipeline's remaining
