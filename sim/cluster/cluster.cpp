@@ -1,6 +1,7 @@
 // Cluster: builds the Boost.Graph from a ClusterConfig and answers cached shortest-route queries.
 #include "sim/cluster/cluster.hpp"
 
+#include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <limits>
 #include <map>
@@ -34,6 +35,10 @@ struct Cluster::Impl {
   mutable std::vector<std::vector<LinkId>> tree;
   // Per source, per destination: the cached route (allocated on first use of the pair).
   mutable std::vector<std::vector<std::unique_ptr<Route>>> routes;
+  // Per node: its NVLS switch, if it has one every GPU of the node reaches in one link (filled on
+  // the first nvls_switch() query, for every node in one pass).
+  mutable std::vector<std::optional<DeviceId>> nvls_switches;
+  mutable bool nvls_known = false;
 
   DeviceId add_device(Device d) {
     const auto id = static_cast<DeviceId>(boost::add_vertex(graph));
@@ -167,19 +172,25 @@ std::optional<DeviceId> Cluster::find_device(const std::string& name) const {
 }
 
 std::optional<DeviceId> Cluster::nvls_switch(int node) const {
-  // The switch must be adjacent to every GPU of the node.
-  std::optional<DeviceId> found;
-  for (std::size_t d = 0; d < impl_->devices.size(); ++d) {
-    const auto& dev = impl_->devices[d];
-    if (dev.kind == DeviceKind::nvswitch && dev.nvls && dev.node == node) found = static_cast<DeviceId>(d);
+  auto& found = impl_->nvls_switches;
+  if (!impl_->nvls_known) {
+    impl_->nvls_known = true;
+    found.assign(static_cast<std::size_t>(std::max(impl_->nodes, 1)), std::nullopt);
+    for (std::size_t d = 0; d < impl_->devices.size(); ++d) {
+      const auto& dev = impl_->devices[d];
+      if (dev.kind == DeviceKind::nvswitch && dev.nvls && dev.node >= 0 && dev.node < impl_->nodes)
+        found[static_cast<std::size_t>(dev.node)] = static_cast<DeviceId>(d);
+    }
+    // The switch must be one link from every GPU of its node. A preset links each GPU to its node's
+    // switch and GPUs do not forward, so only an explicit topology needs the routes.
+    if (impl_->config.topology)
+      for (DeviceId g : impl_->gpus) {
+        auto& sw = found[static_cast<std::size_t>(device(g).node)];
+        if (sw && route(g, *sw).links.size() != 1) sw = std::nullopt;
+      }
   }
-  if (!found) return std::nullopt;
-  for (DeviceId g : impl_->gpus) {
-    if (device(g).node != node) continue;
-    const auto& r = route(g, *found);
-    if (r.links.size() != 1) return std::nullopt;
-  }
-  return found;
+  if (node < 0 || static_cast<std::size_t>(node) >= found.size()) return std::nullopt;
+  return found[static_cast<std::size_t>(node)];
 }
 
 const Route& Cluster::route(DeviceId src, DeviceId dst) const {

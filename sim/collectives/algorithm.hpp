@@ -36,6 +36,9 @@ struct GroupShape {
   std::vector<DeviceId>
       node_nvls_switches;   // multi-node group: each node's NVLS switch (empty unless all have one)
   Time nvls_hop_latency{};  // GPU -> its node's NVLS switch
+  // Every node holds the same local GPU indices in the same order (so rotating the nodes maps the
+  // group onto itself; CollectiveRun::can_fold_nodes).
+  bool uniform_nodes = false;
   [[nodiscard]] int nodes() const { return static_cast<int>(node_members.size()); }
   // The group's bus-bandwidth bound: a GPU's NVLink port, and across nodes at most its node's NICs
   // shared by the channels (LL's llMaxBw cap is a fraction of it; protocol.hpp).
@@ -54,7 +57,8 @@ struct GroupShape {
 class CollectiveRun : public std::enable_shared_from_this<CollectiveRun> {
  public:
   CollectiveRun(Collectives& owner, CollectiveCall call, GroupShape shape, ProtocolCosts costs,
-                std::string algorithm, Protocol protocol, std::function<void(const CollectiveResult&)> done);
+                std::string algorithm, Protocol protocol, std::function<void(const CollectiveResult&)> done,
+                bool alone = false);
 
   [[nodiscard]] const CollectiveCall& call() const { return call_; }
   [[nodiscard]] const GroupShape& shape() const { return shape_; }
@@ -74,6 +78,18 @@ class CollectiveRun : public std::enable_shared_from_this<CollectiveRun> {
   void start_sub(CollectiveCall sub, std::function<void()> then);
   // Runs `then` on the engine `delay` from now (a pipeline's remaining latency after its streams).
   void after(Time delay, std::function<void()> then);
+  // Whether an algorithm may simulate one node's share of the call and stand it for every node
+  // (fold_nodes): the call runs alone on the network (simulate_collective), spans three or more
+  // nodes that hold the same local GPUs, on a preset cluster, whose nodes are identical and whose
+  // NICs share one non-blocking fabric with one latency between any two nodes. Rotating the nodes
+  // then maps the cluster, the group and a node-symmetric algorithm (ring) onto themselves, so
+  // every node's transfers happen at the times of node 0's and the max-min rates are those of the
+  // folded flow set: the result is the full simulation's at 1/nodes of the cost.
+  [[nodiscard]] bool can_fold_nodes() const;
+  // The algorithm runs node 0's positions only; transfers that leave node 0 go to node 1's
+  // counterpart of the node-0 position they stand for (node 1's in-links stand for node 0's). At
+  // finish() node 0's and node 1's per-rank results merge into node 0's and are copied to every node.
+  void fold_nodes() { folded_ = true; }
   // The algorithm is complete: records the finish time and reports the result.
   void finish();
   // A measured call (sim/collectives/fitted.hpp), no transfers: every rank has sent
@@ -89,6 +105,7 @@ class CollectiveRun : public std::enable_shared_from_this<CollectiveRun> {
   CollectiveResult result_;
   std::unordered_map<DeviceId, int> rank_of_device_;  // for sub-collectives
   std::function<void(const CollectiveResult&)> done_;
+  bool alone_ = false, folded_ = false;
 };
 
 class Algorithm {

@@ -31,6 +31,7 @@ struct CollectiveResult {
   Protocol protocol = Protocol::simple;
   std::vector<Time> rank_finish;   // per rank: arrival of its last transfer (sent or received)
   std::vector<double> bytes_sent;  // per rank: payload bytes it put on the network (no protocol overhead)
+  bool folded = false;             // node 0's share was simulated and stands for every node (fold_nodes)
   [[nodiscard]] Time duration() const { return finish - start; }
 };
 

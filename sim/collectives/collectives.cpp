@@ -37,6 +37,14 @@ GroupShape make_group_shape(const Cluster& cluster, const std::vector<DeviceId>&
     s.max_per_node = std::max(s.max_per_node, static_cast<int>(m.size()));
   }
   auto dev = [&](int rank) { return ranks[static_cast<std::size_t>(rank)]; };
+  s.uniform_nodes = s.min_per_node == s.max_per_node;
+  for (std::size_t n = 1; s.uniform_nodes && n < s.node_members.size(); ++n)
+    for (std::size_t i = 0; i < s.node_members[n].size(); ++i)
+      if (cluster.device(dev(s.node_members[n][i])).local_index !=
+          cluster.device(dev(s.node_members[0][i])).local_index) {
+        s.uniform_nodes = false;
+        break;
+      }
   for (const auto& m : s.node_members)
     if (m.size() >= 2) {
       const Route& r = cluster.route(dev(m[0]), dev(m[1]));
@@ -68,8 +76,13 @@ GroupShape make_group_shape(const Cluster& cluster, const std::vector<DeviceId>&
 
 CollectiveRun::CollectiveRun(Collectives& owner, CollectiveCall call, GroupShape shape, ProtocolCosts costs,
                              std::string algorithm, Protocol protocol,
-                             std::function<void(const CollectiveResult&)> done)
-    : owner_(owner), call_(std::move(call)), shape_(std::move(shape)), costs_(costs), done_(std::move(done)) {
+                             std::function<void(const CollectiveResult&)> done, bool alone)
+    : owner_(owner),
+      call_(std::move(call)),
+      shape_(std::move(shape)),
+      costs_(costs),
+      done_(std::move(done)),
+      alone_(alone) {
   result_.start = owner_.network_.engine().now();
   result_.algorithm = std::move(algorithm);
   result_.protocol = protocol;
@@ -120,22 +133,41 @@ void CollectiveRun::start_sub(CollectiveCall sub, std::function<void()> then) {
     for (int r = 0; r < size(); ++r) rank_of_device_[device(r)] = r;
   sub.protocol = result_.protocol;
   const std::vector<DeviceId> devices = sub.ranks;
-  owner_.start(sub, [self = shared_from_this(), devices, then = std::move(then)](const CollectiveResult& r) {
+  auto merge = [self = shared_from_this(), devices, then = std::move(then)](const CollectiveResult& r) {
     for (std::size_t i = 0; i < devices.size(); ++i) {
       const auto parent = static_cast<std::size_t>(self->rank_of_device_.at(devices[i]));
       self->result_.bytes_sent[parent] += r.bytes_sent[i];
       self->result_.rank_finish[parent] = std::max(self->result_.rank_finish[parent], r.rank_finish[i]);
     }
     then();
-  });
+  };
+  owner_.start(sub, std::move(merge), false);  // a part of this call: other parts run beside it
 }
 
 void CollectiveRun::after(Time delay, std::function<void()> then) {
   owner_.network_.engine().schedule_after(delay, std::move(then));
 }
 
+bool CollectiveRun::can_fold_nodes() const {
+  return alone_ && shape_.nodes() >= 3 && shape_.uniform_nodes && !cluster().config().topology;
+}
+
 void CollectiveRun::finish() {
   result_.finish = owner_.network_.engine().now();
+  result_.folded = folded_;
+  if (folded_) {
+    // Node 1's ranks only received (standing for node 0's); merge, then copy node 0 to every node.
+    const auto& nodes = shape_.node_members;
+    for (std::size_t i = 0; i < nodes[0].size(); ++i) {
+      const auto a = static_cast<std::size_t>(nodes[0][i]), b = static_cast<std::size_t>(nodes[1][i]);
+      const Time t = std::max(result_.rank_finish[a], result_.rank_finish[b]);
+      const double sent = result_.bytes_sent[a] + result_.bytes_sent[b];
+      for (const auto& members : nodes) {
+        result_.rank_finish[static_cast<std::size_t>(members[i])] = t;
+        result_.bytes_sent[static_cast<std::size_t>(members[i])] = sent;
+      }
+    }
+  }
   for (auto& t : result_.rank_finish) t = std::min(t, result_.finish);
   auto done = std::move(done_);
   done(result_);
@@ -253,6 +285,10 @@ CollectiveChoice Collectives::choose(const CollectiveCall& call) const {
 }
 
 void Collectives::start(const CollectiveCall& call, Done done) {
+  start(call, std::move(done), true);
+}
+
+void Collectives::start(const CollectiveCall& call, Done done, bool top_level) {
   const CollectiveChoice choice = choose(call);
   if (choice.algorithm == kFittedAlgorithm) {
     auto run =
@@ -267,7 +303,7 @@ void Collectives::start(const CollectiveCall& call, Done done) {
       resolve_protocol(protocols_, choice.protocol, alg->family(), call.kind, shape.multi_node(),
                        shape.min_per_node, shape.nodes(), shape.busbw_bound_Bps());
   auto run = std::make_shared<CollectiveRun>(*this, call, std::move(shape), costs, choice.algorithm,
-                                             choice.protocol, std::move(done));
+                                             choice.protocol, std::move(done), alone_ && top_level);
   if (run->size() == 1) {
     network_.engine().schedule_after(Time{}, [run] { run->finish(); });
     return;
@@ -301,10 +337,12 @@ double Collectives::send_estimate_s(DeviceId src, DeviceId dst, double bytes, Pr
          bytes / (costs.efficiency * route.bottleneck_Bps);
 }
 
-CollectiveResult simulate_collective(const Cluster& cluster, NetworkMode mode, const CollectiveCall& call) {
+CollectiveResult simulate_collective(const Cluster& cluster, NetworkMode mode, const CollectiveCall& call,
+                                     bool fold_nodes) {
   Engine engine;
   auto network = make_network(mode, engine, cluster);
   Collectives collectives(*network);
+  if (fold_nodes) collectives.assume_alone();
   CollectiveResult out;
   collectives.start(call, [&out](const CollectiveResult& r) { out = r; });
   engine.run();

@@ -58,15 +58,24 @@ class Collectives {
   [[nodiscard]] const ProtocolTable& protocols() const { return protocols_; }
   [[nodiscard]] Network& network() { return network_; }
 
+  // Promises that the network carries nothing but the calls started here, one at a time (as
+  // simulate_collective does): node-symmetric algorithms may then simulate one node's share of a
+  // call (CollectiveRun::can_fold_nodes), exactly and at a fraction of the cost.
+  void assume_alone() { alone_ = true; }
+
  private:
   friend class CollectiveRun;
+  void start(const CollectiveCall& call, Done done, bool top_level);
   Network& network_;
+  bool alone_ = false;
   ProtocolTable protocols_;
   AlgorithmRegistry registry_;
 };
 
-// Runs `call` alone on a fresh engine and network of `cluster` and returns its result.
+// Runs `call` alone on a fresh engine and network of `cluster` and returns its result. With
+// `fold_nodes` (the default) a ring across three or more identical nodes simulates node 0's share
+// only (CollectiveRun::can_fold_nodes); false runs every transfer (the tests compare the two).
 [[nodiscard]] CollectiveResult simulate_collective(const Cluster& cluster, NetworkMode mode,
-                                                   const CollectiveCall& call);
+                                                   const CollectiveCall& call, bool fold_nodes = true);
 
 }  // namespace spsim::sim

@@ -12,6 +12,10 @@
 // a + 1 at member c. Every NIC then carries exactly one ring, as NCCL's rings do on rail-optimized
 // clusters. The tuner's estimate takes each step as its slowest hop:
 //   step = max(α_intra + n β_intra / P,  α_inter + n β_inter / (C P))   (C rings share an NVLink port).
+//
+// Alone on a preset cluster across 3+ identical nodes the ring runs node 0's positions only
+// (CollectiveRun::can_fold_nodes): rotating the nodes maps the rings onto themselves, so every
+// node's hops happen at node 0's times. 1,024 ranks then cost what 8 do times the step count.
 #include <algorithm>
 
 #include "sim/collectives/builtin.hpp"
@@ -37,16 +41,29 @@ class Ring final : public Algorithm {
     const int p = g.size;
     const int channels = g.channels;
     const double chunk = run->bytes() / (static_cast<double>(channels) * p);
+    // Node-symmetric and alone: node 0's positions only; node 0's last position sends to node 1's
+    // first, which stands for node 0's first (CollectiveRun::fold_nodes).
+    const bool fold = run->can_fold_nodes();
+    if (fold) run->fold_nodes();
     std::vector<StepPlan> plans;
     for (int c = 0; c < channels; ++c) {
       StepPlan plan;
       for (const auto& members : g.node_members) {
         const auto m = static_cast<int>(members.size());
         for (int i = 0; i < m; ++i) plan.ranks.push_back(members[static_cast<std::size_t>((i + c) % m)]);
+        if (fold) break;
       }
+      const auto positions = static_cast<int>(plan.ranks.size());
       plan.steps = ring_steps(run->call().kind, p);
-      plan.send_to = [p](int, int pos) { return (pos + 1) % p; };
+      plan.send_to = [positions](int, int pos) { return (pos + 1) % positions; };
       plan.bytes = [chunk](int) { return chunk; };
+      if (fold) {
+        const auto& next = g.node_members[1];
+        const int entry = next[static_cast<std::size_t>(c % positions)];
+        plan.send_rank = [entry, ranks = plan.ranks](int, int pos) {
+          return pos + 1 == static_cast<int>(ranks.size()) ? entry : ranks[static_cast<std::size_t>(pos + 1)];
+        };
+      }
       plans.push_back(std::move(plan));
     }
     run_step_plans(run, std::move(plans), [run] { run->finish(); });

@@ -24,7 +24,9 @@ struct StepExecutor : std::enable_shared_from_this<StepExecutor> {
     if (s >= p.plan.steps || p.sends_done[i] < s || p.recv_ready[i] < s) return;
     ++p.started[i];
     const int to = p.plan.send_to(s, pos);
-    run->transfer(p.plan.ranks[i], p.plan.ranks[static_cast<std::size_t>(to)], p.plan.bytes(s),
+    const int to_rank =
+        p.plan.send_rank ? p.plan.send_rank(s, pos) : p.plan.ranks[static_cast<std::size_t>(to)];
+    run->transfer(p.plan.ranks[i], to_rank, p.plan.bytes(s),
                   [self = shared_from_this(), k, pos, to, s] { self->arrived(k, pos, to, s); });
   }
 

@@ -19,6 +19,10 @@ struct StepPlan {
   int steps = 0;
   std::function<int(int step, int pos)> send_to;
   std::function<double(int step)> bytes;
+  // When set, the rank a transfer is addressed to, if not ranks[send_to(s, p)]: in a folded ring
+  // (CollectiveRun::fold_nodes) the hop out of node 0 goes to node 1's counterpart of the position
+  // it stands for. The dependency stays on position send_to(s, p).
+  std::function<int(int step, int pos)> send_rank;
 };
 
 // Runs the plans concurrently (e.g. one per ring channel); `done` once every transfer has arrived.

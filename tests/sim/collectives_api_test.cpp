@@ -135,3 +135,54 @@ TEST_CASE("send() adds the protocol's base and step latency to a point-to-point 
   const auto& t = a100.config().tuning.protocols[static_cast<std::size_t>(Protocol::simple)];
   CHECK(arrived == t.ring_base_latency + t.step_latency[0] + a100.route(g[0], g[1]).latency);
 }
+
+TEST_CASE("a ring alone across identical nodes folded to node 0 equals the full simulation") {
+  // simulate_collective simulates node 0's share of a ring across 3+ identical nodes (every node's
+  // transfers are node 0's, rotated); with fold_nodes = false it runs every transfer. By the
+  // cluster's rotation symmetry the two agree rank by rank: finish times, bytes and duration.
+  for (int nodes : {3, 5}) {
+    const Cluster c(preset_cluster("dgx-h100", nodes));
+    const std::vector<DeviceId> g = c.gpus();
+    std::vector<DeviceId> half;  // GPUs 2..5 of every node: partial, uniform nodes
+    for (DeviceId d : g)
+      if (c.device(d).local_index >= 2 && c.device(d).local_index < 6) half.push_back(d);
+    for (const std::vector<DeviceId>& group : {g, half})
+      for (CommKind kind : {CommKind::all_reduce, CommKind::reduce_scatter, CommKind::all_gather})
+        for (Protocol proto : {Protocol::simple, Protocol::ll128, Protocol::ll})
+          for (NetworkMode mode : {NetworkMode::flow, NetworkMode::analytical}) {
+            CAPTURE(nodes);
+            const std::vector<DeviceId>* ranks = &group;
+            CAPTURE(ranks->size());
+            CAPTURE(static_cast<int>(kind));
+            CAPTURE(protocol_name(proto));
+            const CollectiveCall call{kind, *ranks, 3e7, "ring", proto, 1};
+            const auto folded = simulate_collective(c, mode, call);
+            const auto full = simulate_collective(c, mode, call, false);
+            CHECK(folded.folded);
+            CHECK_FALSE(full.folded);
+            CHECK(folded.duration() == full.duration());
+            REQUIRE(folded.rank_finish.size() == full.rank_finish.size());
+            for (std::size_t r = 0; r < full.rank_finish.size(); ++r) {
+              CHECK(folded.rank_finish[r] == full.rank_finish[r]);
+              CHECK(folded.bytes_sent[r] == doctest::Approx(full.bytes_sent[r]).epsilon(1e-12));
+            }
+            // Closed form of the bytes: every rank sends S chunks of n / P.
+            const double p = static_cast<double>(ranks->size());
+            const double steps = kind == CommKind::all_reduce ? 2 * (p - 1) : p - 1;
+            CHECK(folded.bytes_sent[0] == doctest::Approx(steps * 3e7 / p).epsilon(1e-12));
+          }
+  }
+  // Not folded (and so still equal): two nodes, non-uniform nodes, an explicit topology.
+  const Cluster two(preset_cluster("dgx-h100", 2));
+  const CollectiveCall call2{CommKind::all_reduce, two.gpus(), 1e7, "ring", Protocol::simple, 1};
+  CHECK_FALSE(simulate_collective(two, NetworkMode::flow, call2).folded);
+  CHECK(simulate_collective(two, NetworkMode::flow, call2).duration() ==
+        simulate_collective(two, NetworkMode::flow, call2, false).duration());
+  const Cluster four(preset_cluster("dgx-h100", 4));
+  auto uneven = four.gpus();
+  uneven.pop_back();  // node 3 holds 7 GPUs
+  const CollectiveCall call3{CommKind::all_reduce, uneven, 1e7, "ring", Protocol::simple, 1};
+  CHECK_FALSE(simulate_collective(four, NetworkMode::flow, call3).folded);
+  CHECK(simulate_collective(four, NetworkMode::flow, call3).duration() ==
+        simulate_collective(four, NetworkMode::flow, call3, false).duration());
+}
