@@ -79,7 +79,8 @@ class CollectiveRun : public std::enable_shared_from_this<CollectiveRun> {
   // Runs `then` on the engine `delay` from now (a pipeline's remaining latency after its streams).
   void after(Time delay, std::function<void()> then);
   // Whether an algorithm may simulate one node's share of the call and stand it for every node
-  // (fold_nodes): the call runs alone on the network (simulate_collective), spans three or more
+  // (fold_nodes): the call runs alone on the network (simulate_collective, or a replayed collective
+  // of every rank with nothing in flight; any call of the analytical model), spans three or more
   // nodes that hold the same local GPUs, on a preset cluster, whose nodes are identical and whose
   // NICs share one non-blocking fabric with one latency between any two nodes. Rotating the nodes
   // then maps the cluster, the group and a node-symmetric algorithm (ring) onto themselves, so

@@ -149,7 +149,10 @@ void CollectiveRun::after(Time delay, std::function<void()> then) {
 }
 
 bool CollectiveRun::can_fold_nodes() const {
-  return alone_ && shape_.nodes() >= 3 && shape_.uniform_nodes && !cluster().config().topology;
+  // Without contention (analytical) other traffic cannot change this call's times.
+  const bool alone = alone_ || owner_.network_.mode() == NetworkMode::analytical;
+  return owner_.may_fold_ && alone && shape_.nodes() >= 3 && shape_.uniform_nodes &&
+         !cluster().config().topology;
 }
 
 void CollectiveRun::finish() {
@@ -288,7 +291,7 @@ void Collectives::start(const CollectiveCall& call, Done done) {
   start(call, std::move(done), true);
 }
 
-void Collectives::start(const CollectiveCall& call, Done done, bool top_level) {
+void Collectives::start(const CollectiveCall& call, Done done, bool top_level, bool alone) {
   const CollectiveChoice choice = choose(call);
   if (choice.algorithm == kFittedAlgorithm) {
     auto run =
@@ -302,8 +305,9 @@ void Collectives::start(const CollectiveCall& call, Done done, bool top_level) {
   const auto costs =
       resolve_protocol(protocols_, choice.protocol, alg->family(), call.kind, shape.multi_node(),
                        shape.min_per_node, shape.nodes(), shape.busbw_bound_Bps());
-  auto run = std::make_shared<CollectiveRun>(*this, call, std::move(shape), costs, choice.algorithm,
-                                             choice.protocol, std::move(done), alone_ && top_level);
+  auto run =
+      std::make_shared<CollectiveRun>(*this, call, std::move(shape), costs, choice.algorithm, choice.protocol,
+                                      std::move(done), top_level && (alone || alone_));
   if (run->size() == 1) {
     network_.engine().schedule_after(Time{}, [run] { run->finish(); });
     return;
@@ -342,7 +346,8 @@ CollectiveResult simulate_collective(const Cluster& cluster, NetworkMode mode, c
   Engine engine;
   auto network = make_network(mode, engine, cluster);
   Collectives collectives(*network);
-  if (fold_nodes) collectives.assume_alone();
+  collectives.assume_alone();
+  if (!fold_nodes) collectives.never_fold();
   CollectiveResult out;
   collectives.start(call, [&out](const CollectiveResult& r) { out = r; });
   engine.run();

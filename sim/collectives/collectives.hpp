@@ -62,12 +62,18 @@ class Collectives {
   // simulate_collective does): node-symmetric algorithms may then simulate one node's share of a
   // call (CollectiveRun::can_fold_nodes), exactly and at a fraction of the cost.
   void assume_alone() { alone_ = true; }
+  // start() for one call the caller knows runs alone: nothing else is on the network now
+  // (network().stats().in_flight() == 0) and nothing will start before `done` runs (the replay's
+  // collective of every rank, whose comm streams it holds). The same folding as assume_alone().
+  void start_alone(const CollectiveCall& call, Done done) { start(call, std::move(done), true, true); }
+  // Every transfer of every call is simulated, folded or not (the tests' reference).
+  void never_fold() { may_fold_ = false; }
 
  private:
   friend class CollectiveRun;
-  void start(const CollectiveCall& call, Done done, bool top_level);
+  void start(const CollectiveCall& call, Done done, bool top_level, bool alone = false);
   Network& network_;
-  bool alone_ = false;
+  bool alone_ = false, may_fold_ = true;
   ProtocolTable protocols_;
   AlgorithmRegistry registry_;
 };

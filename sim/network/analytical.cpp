@@ -17,7 +17,10 @@ class AnalyticalNetwork final : public Network {
     const Route& r = cluster_.route(src, dst);
     Time t = r.latency + options.extra_latency;
     if (!r.links.empty() && bytes > 0) t += Time::from_seconds(bytes / options.efficiency / r.bottleneck_Bps);
-    engine_.schedule_after(t, std::move(done));
+    engine_.schedule_after(t, [this, done = std::move(done)] {
+      ++stats_.arrived;
+      done();
+    });
   }
   [[nodiscard]] std::size_t active_flows() const override { return 0; }
   [[nodiscard]] NetworkMode mode() const override { return NetworkMode::analytical; }

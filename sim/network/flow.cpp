@@ -23,7 +23,10 @@ void FlowNetwork::transfer(DeviceId src, DeviceId dst, double bytes, Done done,
   const double wire = bytes / options.efficiency;
   const Time latency = route.latency + options.extra_latency;
   if (route.links.empty() || wire <= 0) {
-    engine_.schedule_after(latency, std::move(done));
+    engine_.schedule_after(latency, [this, done = std::move(done)] {
+      ++stats_.arrived;
+      done();
+    });
     return;
   }
   const std::vector<LinkId>* links = &route.links;
@@ -84,6 +87,7 @@ void FlowNetwork::complete(std::uint32_t slot) {
   Done done = std::move(f.done);
   free_slots_.push_back(slot);
   defer_recompute(*f.links);  // the freed bandwidth goes to the flows that shared links with this one
+  ++stats_.arrived;
   done();
 }
 

@@ -27,6 +27,8 @@ struct TransferOptions {
 struct NetworkStats {
   std::uint64_t transfers = 0;     // transfer() calls
   std::uint64_t rate_changes = 0;  // flow model: times a flow's fair rate was recomputed to a new value
+  std::uint64_t arrived = 0;       // transfers whose `done` has run
+  [[nodiscard]] std::uint64_t in_flight() const { return transfers - arrived; }
 };
 
 // A transfer of n bytes along route r takes  latency(r) + extra_latency  and then moves

@@ -81,6 +81,7 @@ class Replayer {
         model_(model),
         options_(options),
         p2p_protocol_(options.protocol.value_or(Protocol::simple)) {
+    if (!options.fold_nodes) collectives_.never_fold();
     for (const auto& g : rt::trace::merge_groups(traces)) groups_.emplace(g.id, g.members);
     ranks_.resize(traces.size());
     result_.ranks.resize(traces.size());
@@ -292,7 +293,13 @@ class Replayer {
         p.kind == CommKind::barrier ? "auto" : options_.algorithm[static_cast<std::size_t>(call.kind)];
     call.protocol = options_.protocol;
     try {
-      collectives_.start(call, [this, slots](const CollectiveResult& res) { collective_done(slots, res); });
+      auto done = [this, slots](const CollectiveResult& res) { collective_done(slots, res); };
+      // A collective of every rank holds every comm stream until it ends: with nothing in flight
+      // now, nothing else moves on the network while it runs, so it may be folded to one node.
+      if (members.size() == ranks_.size() && network_->stats().in_flight() == 0)
+        collectives_.start_alone(call, std::move(done));
+      else
+        collectives_.start(call, std::move(done));
     } catch (const InputError& e) {
       // The collective API names its own arguments; those are the config's collectives.<kind> / .protocol.
       if (e.where() == "protocol") throw e.at(options_.algorithm_where + ".protocol");

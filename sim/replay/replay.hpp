@@ -53,6 +53,10 @@ struct ReplayOptions {
   double compute_slowdown = 0.1;
   // Where an invalid algorithm name is reported ("collectives" + "." + kind name).
   std::string algorithm_where = "collectives";
+  // A collective of every rank with nothing else in flight runs alone, so a ring across identical
+  // nodes may simulate node 0's share (Collectives::start_alone; exact; with the analytical model
+  // any such collective may). false: every transfer.
+  bool fold_nodes = true;
 };
 
 struct ComputeTiming {
