@@ -133,15 +133,14 @@ void CollectiveRun::start_sub(CollectiveCall sub, std::function<void()> then) {
     for (int r = 0; r < size(); ++r) rank_of_device_[device(r)] = r;
   sub.protocol = result_.protocol;
   const std::vector<DeviceId> devices = sub.ranks;
-  auto merge = [self = shared_from_this(), devices, then = std::move(then)](const CollectiveResult& r) {
+  owner_.start(sub, [self = shared_from_this(), devices, then = std::move(then)](const CollectiveResult& r) {
     for (std::size_t i = 0; i < devices.size(); ++i) {
       const auto parent = static_cast<std::size_t>(self->rank_of_device_.at(devices[i]));
       self->result_.bytes_sent[parent] += r.bytes_sent[i];
       self->result_.rank_finish[parent] = std::max(self->result_.rank_finish[parent], r.rank_finish[i]);
     }
     then();
-  };
-  owner_.start(sub, std::move(merge), false);  // a part of this call: other parts run beside it
+  });
 }
 
 void CollectiveRun::after(Time delay, std::function<void()> then) {
@@ -288,10 +287,10 @@ CollectiveChoice Collectives::choose(const CollectiveCall& call) const {
 }
 
 void Collectives::start(const CollectiveCall& call, Done done) {
-  start(call, std::move(done), true);
+  start(call, std::move(done), false);
 }
 
-void Collectives::start(const CollectiveCall& call, Done done, bool top_level, bool alone) {
+void Collectives::start(const CollectiveCall& call, Done done, bool alone) {
   const CollectiveChoice choice = choose(call);
   if (choice.algorithm == kFittedAlgorithm) {
     auto run =
@@ -305,9 +304,8 @@ void Collectives::start(const CollectiveCall& call, Done done, bool top_level, b
   const auto costs =
       resolve_protocol(protocols_, choice.protocol, alg->family(), call.kind, shape.multi_node(),
                        shape.min_per_node, shape.nodes(), shape.busbw_bound_Bps());
-  auto run =
-      std::make_shared<CollectiveRun>(*this, call, std::move(shape), costs, choice.algorithm, choice.protocol,
-                                      std::move(done), top_level && (alone || alone_));
+  auto run = std::make_shared<CollectiveRun>(*this, call, std::move(shape), costs, choice.algorithm,
+                                             choice.protocol, std::move(done), alone);
   if (run->size() == 1) {
     network_.engine().schedule_after(Time{}, [run] { run->finish(); });
     return;
@@ -346,10 +344,9 @@ CollectiveResult simulate_collective(const Cluster& cluster, NetworkMode mode, c
   Engine engine;
   auto network = make_network(mode, engine, cluster);
   Collectives collectives(*network);
-  collectives.assume_alone();
   if (!fold_nodes) collectives.never_fold();
   CollectiveResult out;
-  collectives.start(call, [&out](const CollectiveResult& r) { out = r; });
+  collectives.start_alone(call, [&out](const CollectiveResult& r) { out = r; });
   engine.run();
   return out;
 }

@@ -58,22 +58,19 @@ class Collectives {
   [[nodiscard]] const ProtocolTable& protocols() const { return protocols_; }
   [[nodiscard]] Network& network() { return network_; }
 
-  // Promises that the network carries nothing but the calls started here, one at a time (as
-  // simulate_collective does): node-symmetric algorithms may then simulate one node's share of a
-  // call (CollectiveRun::can_fold_nodes), exactly and at a fraction of the cost.
-  void assume_alone() { alone_ = true; }
   // start() for one call the caller knows runs alone: nothing else is on the network now
-  // (network().stats().in_flight() == 0) and nothing will start before `done` runs (the replay's
-  // collective of every rank, whose comm streams it holds). The same folding as assume_alone().
-  void start_alone(const CollectiveCall& call, Done done) { start(call, std::move(done), true, true); }
+  // (network().stats().in_flight() == 0) and nothing will start before `done` runs (simulate_collective;
+  // the replay's collective of every rank, whose comm streams it holds). Node-symmetric algorithms
+  // may then simulate one node's share of it (CollectiveRun::can_fold_nodes), exactly.
+  void start_alone(const CollectiveCall& call, Done done) { start(call, std::move(done), true); }
   // Every transfer of every call is simulated, folded or not (the tests' reference).
   void never_fold() { may_fold_ = false; }
 
  private:
   friend class CollectiveRun;
-  void start(const CollectiveCall& call, Done done, bool top_level, bool alone = false);
+  void start(const CollectiveCall& call, Done done, bool alone);
   Network& network_;
-  bool alone_ = false, may_fold_ = true;
+  bool may_fold_ = true;
   ProtocolTable protocols_;
   AlgorithmRegistry registry_;
 };
