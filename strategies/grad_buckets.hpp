@@ -6,8 +6,8 @@
 // waits for all buckets at the end of the step. GradBuckets is that schedule: the layer code hands over
 // each gradient the moment it is final (`ready`), a bucket is posted as one coalesced all-reduce
 // (Comm::all_reduce_coalesced) once it holds at least the cap, and `finish` posts the last, partial
-// bucket and waits for them all. The group is the SP group, or the SP × DP group when data parallelism
-// replicates it: the gradient of a replicated weight is the sum over every rank that used it.
+// bucket and waits for them all. The group is every rank that holds the weight (or its shard) and computed
+// a part of its gradient: the gradient is the sum over them (strategies/layer_strategy.hpp).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,8 @@ class GradBuckets {
 
   // `grad` is final; it is summed over the group in place (valid after finish()).
   void ready(rt::Tensor grad);
+  // Posts the open bucket (if any).
+  void flush() { post(); }
   // Posts the open bucket and waits for every bucket.
   void finish();
 

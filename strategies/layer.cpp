@@ -1,31 +1,13 @@
 // Sequence-parallel pre-LN transformer layer on one rank (see layer.hpp).
 #include "strategies/layer.hpp"
 
-#include <algorithm>
 #include <array>
 #include <initializer_list>
-#include <limits>
-#include <optional>
 #include <utility>
 
 namespace spsim::strategies {
 
 using rt::Tensor;
-
-const Tensor& NamedTensors::at(const std::string& name) const {
-  auto it = std::find(names.begin(), names.end(), name);
-  if (it == names.end()) throw rt::RuntimeError("no tensor named '" + name + "'");
-  return tensors[static_cast<std::size_t>(it - names.begin())];
-}
-
-Tensor& NamedTensors::at(const std::string& name) {
-  return const_cast<Tensor&>(std::as_const(*this).at(name));
-}
-
-void NamedTensors::add(std::string name, Tensor t) {
-  names.push_back(std::move(name));
-  tensors.push_back(std::move(t));
-}
 
 std::vector<ParamShape> layer_param_shapes(const models::ModelSpec& m) {
   const std::int64_t qd = m.heads * m.head_dim, kvd = m.kv_heads * m.head_dim;
@@ -50,7 +32,7 @@ struct SpLayer::Saved {
 
 SpLayer::SpLayer(StrategyContext ctx, const StrategyInfo& info, const models::ModelSpec& model,
                  NamedTensors params)
-    : dev_(ctx.dev), comm_(ctx.comm), model_(model), batch_(ctx.problem.batch), params_(std::move(params)) {
+    : dev_(ctx.dev), model_(model), batch_(ctx.problem.batch), params_(std::move(params)) {
   attention_ = info.create(std::move(ctx));
 }
 
@@ -97,7 +79,7 @@ Tensor SpLayer::forward(const Tensor& x) {
   return y.reshape(x.shape());
 }
 
-LayerGrads SpLayer::backward(const Tensor& dy_in, GradBuckets* buckets) {
+LayerGrads SpLayer::backward(const Tensor& dy_in, GradSink& sink) {
   Saved& sv = *saved_;
   const std::int64_t rows = sv.x.dim(0), s = rows / batch_, hd = model_.head_dim;
   auto& P = params_;
@@ -105,12 +87,9 @@ LayerGrads SpLayer::backward(const Tensor& dy_in, GradBuckets* buckets) {
   for (std::size_t i = 0; i < P.names.size(); ++i)
     out.weights.add(P.names[i], dev_.zeros(P.tensors[i].shape()));
   auto& W = out.weights;
-  // Without the caller's buckets, one bucket that never fills: every gradient, reduced at the end.
-  std::optional<GradBuckets> whole;
-  if (!buckets) buckets = &whole.emplace(comm_, std::numeric_limits<std::uint64_t>::max());
   // Gradients as they become final, in the order backward completes them.
   auto final_grads = [&](std::initializer_list<const char*> names) {
-    for (const char* n : names) buckets->ready(W.at(n));
+    for (const char* n : names) sink.ready(n, W.at(n));
   };
   const Tensor dy = dy_in.reshape({rows, model_.hidden});
   // MLP branch.
@@ -151,7 +130,6 @@ LayerGrads SpLayer::backward(const Tensor& dy_in, GradBuckets* buckets) {
                            W.at("ln1.beta"), /*accumulate_dx=*/true);
   final_grads({"ln1.gamma", "ln1.beta"});
   out.dx = out.dx.reshape(dy_in.shape());
-  if (whole) whole->finish();
   saved_.reset();
   return out;
 }

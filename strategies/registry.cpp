@@ -49,17 +49,16 @@ std::vector<std::string> Registry::names() const {
   return out;
 }
 
-Options Registry::complete_options(const StrategyInfo& info, const Options& given,
-                                   const std::string& where) const {
+Options complete_option_values(const std::vector<OptionSpec>& specs, const Options& given,
+                               const std::string& owner, const std::string& where) {
   Options out;
   for (const auto& [key, value] : given) {
-    auto spec = std::find_if(info.options.begin(), info.options.end(),
-                             [&](const OptionSpec& o) { return o.name == key; });
-    if (spec == info.options.end()) {
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const OptionSpec& o) { return o.name == key; });
+    if (spec == specs.end()) {
       std::vector<std::string> names;
-      for (const auto& o : info.options) names.push_back(o.name);
-      throw InputError(where + "." + key, "unknown option '" + key + "' for strategy '" + info.name +
-                                              "'; valid options: " + join_names(names));
+      for (const auto& o : specs) names.push_back(o.name);
+      throw InputError(where + "." + key, "unknown option '" + key + "' for " + owner +
+                                              "; valid options: " + (names.empty() ? "none" : join_names(names)));
     }
     if (!spec->choices.empty()) {
       if (std::find(spec->choices.begin(), spec->choices.end(), value) == spec->choices.end())
@@ -71,9 +70,14 @@ Options Registry::complete_options(const StrategyInfo& info, const Options& give
     }
     out[key] = value;
   }
-  for (const auto& o : info.options)
+  for (const auto& o : specs)
     if (!out.count(o.name)) out[o.name] = o.default_value;
   return out;
+}
+
+Options Registry::complete_options(const StrategyInfo& info, const Options& given,
+                                   const std::string& where) const {
+  return complete_option_values(info.options, given, "strategy '" + info.name + "'", where);
 }
 
 }  // namespace spsim::strategies

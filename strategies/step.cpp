@@ -1,41 +1,105 @@
 // The training step of one rank: inputs, forward, backward and the weight-gradient reduction.
 #include "strategies/step.hpp"
 
-#include "strategies/grad_buckets.hpp"
+#include <algorithm>
+#include <map>
 
 namespace spsim::strategies {
 
 namespace {
 
-std::unique_ptr<rt::Comm> split_sp(const StepConfig& cfg, rt::Comm& world) {
-  if (cfg.dp == 1) return nullptr;
-  std::vector<int> color(static_cast<std::size_t>(world.size()));
-  for (std::size_t r = 0; r < color.size(); ++r) color[r] = static_cast<int>(r) / cfg.degree;
+const LayerInfo& layer_of(const StepConfig& cfg) {
+  if (cfg.layer) return *cfg.layer;
+  return *find_layer_strategy("replicated");
+}
+
+// The ranks of one color vector's group, or nullptr when every rank is in it (the world itself).
+std::unique_ptr<rt::Comm> split_by(rt::Comm& world, const std::vector<int>& color) {
+  if (std::all_of(color.begin(), color.end(), [&](int c) { return c == color.front(); })) return nullptr;
   return world.split(color);
 }
 
+std::vector<int> colors(const ParallelShape& s, int (*of)(const ParallelShape&, int)) {
+  std::vector<int> out(static_cast<std::size_t>(s.world()));
+  for (int r = 0; r < s.world(); ++r) out[static_cast<std::size_t>(r)] = of(s, r);
+  return out;
+}
+
+// The buckets of every reduction group: a gradient goes to its parameter's group's buckets.
+class GroupBuckets final : public GradSink {
+ public:
+  GroupBuckets(const std::vector<rt::Comm*>& comms, std::uint64_t cap) {
+    for (rt::Comm* c : comms) buckets_.push_back(std::make_unique<GradBuckets>(*c, cap));
+  }
+  void bind(const std::vector<ParamShard>& shards, const std::vector<std::size_t>& group) {
+    for (std::size_t i = 0; i < shards.size(); ++i) group_of_[shards[i].name] = group[i];
+  }
+  void ready(const std::string& param, rt::Tensor grad) override {
+    buckets_.at(group_of_.at(param))->ready(std::move(grad));
+  }
+  // Posts every group's open bucket, then waits for them all.
+  void finish() {
+    for (auto& b : buckets_) b->flush();
+    for (auto& b : buckets_) b->finish();
+  }
+
+ private:
+  std::vector<std::unique_ptr<GradBuckets>> buckets_;
+  std::map<std::string, std::size_t> group_of_;
+};
+
 }  // namespace
+
+ParallelShape step_shape(const StepConfig& config) {
+  return {config.tp, config.degree, config.dp};
+}
+
+bool step_sequence_first(const StepConfig& config) {
+  return config.workload.scope != models::Scope::attention && layer_of(config).sequence_first;
+}
+
+std::vector<std::int64_t> step_rows(const StepConfig& config, const StrategyInfo& info, int rank) {
+  const ParallelShape shape = step_shape(config);
+  auto positions = info.positions(shape.cp_rank(rank), shape.cp, config.workload.seq_len, config.options);
+  if (config.workload.scope == models::Scope::attention) return positions;
+  return layer_of(config).rows(positions, shape.tp_rank(rank), shape.tp, config.layer_options);
+}
+
+std::vector<ParamShard> step_shards(const StepConfig& config, int rank) {
+  const ParallelShape shape = step_shape(config);
+  return layer_of(config).params(config.model, shape.tp_rank(rank), shape.tp, config.layer_options);
+}
 
 Step::Step(const StepConfig& config, const StrategyInfo& info, rt::Device& dev, rt::Comm& world,
            const StepData& data)
     : config_(config),
       info_(info),
+      layer_(layer_of(config)),
+      shape_(step_shape(config)),
       dev_(dev),
       world_(world),
-      sp_(split_sp(config, world)),
+      tp_(shape_.tp > 1 ? world.split(colors(shape_, [](const ParallelShape& s, int r) { return r / s.tp; }))
+                        : nullptr),
+      sp_(split_by(world, colors(shape_,
+                                 [](const ParallelShape& s, int r) { return s.tp_rank(r) + s.tp * s.dp_rank(r); }))),
       comm_(sp_ ? *sp_ : world),
       problem_(models::attention_problem(config.model, config.workload)),
       positions_(info.positions(comm_.rank(), comm_.size(), problem_.seq_len, config.options)) {
-  if (attention_scope())
+  if (attention_scope()) {
+    rows_ = positions_;
     make_attention(data);
-  else
+  } else {
+    rows_ = step_rows(config, info, world.rank());
+    shards_ = step_shards(config, world.rank());
+    make_grad_groups();
     make_layers(data);
+  }
 }
 
 Step::~Step() = default;
 
-StrategyContext Step::context() {
-  return StrategyContext{dev_, comm_, problem_, config_.options, positions_};
+StrategyContext Step::context(const models::AttnProblem& problem) {
+  return StrategyContext{dev_, comm_, problem, config_.options, positions_};
 }
 
 void Step::make_attention(const StepData& data) {
@@ -47,32 +111,64 @@ void Step::make_attention(const StepData& data) {
              data.input(StepInput::v, {bkv, n, d}, positions_)};
   if (config_.workload.passes == models::Passes::fwd_bwd)
     inputs_.push_back(data.input(StepInput::d_o, {bh, n, d}, positions_));
-  attention_ = info_.create(context());
+  attention_ = info_.create(context(problem_));
+}
+
+// One group per distinct vector of the parameters' reduce colors over the world's ranks; all ranks
+// split in the same order (the groups are made in parameter order on every rank).
+void Step::make_grad_groups() {
+  std::vector<std::vector<ParamShard>> by_tp_rank;
+  for (int t = 0; t < shape_.tp; ++t)
+    by_tp_rank.push_back(layer_.params(config_.model, t, shape_.tp, config_.layer_options));
+  std::vector<std::vector<int>> seen;
+  for (std::size_t i = 0; i < shards_.size(); ++i) {
+    std::vector<int> color(static_cast<std::size_t>(shape_.world()));
+    for (int r = 0; r < shape_.world(); ++r)
+      color[static_cast<std::size_t>(r)] = by_tp_rank[static_cast<std::size_t>(shape_.tp_rank(r))][i].reduce_color;
+    auto it = std::find(seen.begin(), seen.end(), color);
+    if (it == seen.end()) {
+      seen.push_back(color);
+      std::unique_ptr<rt::Comm> group = split_by(world_, color);
+      rt::Comm* comm = group ? group.get() : &world_;
+      grad_comms_.push_back(comm);
+      if (group) owned_comms_.push_back(std::move(group));
+      it = seen.end() - 1;
+    }
+    grad_group_.push_back(static_cast<std::size_t>(it - seen.begin()));
+  }
 }
 
 void Step::make_layers(const StepData& data) {
   const bool model = config_.workload.scope == models::Scope::model;
   const auto count = model ? config_.model.layers : 1;
-  const auto shapes = layer_param_shapes(config_.model);
+  const models::AttnProblem local = layer_.attention_problem(problem_, shape_.tp, config_.layer_options);
   for (std::int64_t l = 0; l < count; ++l) {
     NamedTensors weights;
-    for (const auto& ps : shapes) weights.add(ps.name, data.weight(static_cast<int>(l), ps.name, ps.shape));
-    layers_.push_back(std::make_unique<SpLayer>(context(), info_, config_.model, std::move(weights)));
+    for (const auto& shard : shards_) weights.add(shard.name, data.weight(static_cast<int>(l), shard));
+    layers_.push_back(layer_.create(
+        LayerSetup{dev_, tp_.get(), context(local), info_, config_.model, config_.layer_options},
+        std::move(weights)));
   }
-  // The layers' weights and gradients are traced tensors; the rest of the 16 bytes per parameter (fp32
-  // master weights, Adam moments, the embedding table and its gradient) is one allocation.
+  // The layers' weights and gradients are traced tensors; the rest of the 16 bytes per parameter the
+  // rank holds (fp32 master weights, Adam moments, its share of the embedding table and its gradient)
+  // is one allocation.
   if (model) {
     const double e = static_cast<double>(rt::dtype_bytes(config_.workload.dtype));
     const bool backward = config_.workload.passes == models::Passes::fwd_bwd;
-    const double traced = (backward ? 2 : 1) * static_cast<double>(count) * layer_params(config_.model) * e;
-    const double rest = 16 * model_parameters(config_.model) - traced;
+    double local_layer = 0;
+    for (const auto& s : shards_) local_layer += static_cast<double>(rt::numel(s.local()));
+    const double held = static_cast<double>(count) * local_layer +
+                        static_cast<double>(config_.model.vocab) * static_cast<double>(config_.model.hidden) /
+                            shape_.tp;
+    const double traced = (backward ? 2 : 1) * static_cast<double>(count) * local_layer * e;
+    const double rest = 16 * held - traced;
     if (rest > 0) model_state_ = data.model_state(static_cast<std::int64_t>(rest / e));
   }
-  const auto n = static_cast<std::int64_t>(positions_.size());
-  const rt::Shape shape{problem_.batch, n, config_.model.hidden};
-  inputs_ = {data.input(StepInput::x, shape, positions_)};
-  if (config_.workload.passes == models::Passes::fwd_bwd)
-    inputs_.push_back(data.input(StepInput::d_y, shape, positions_));
+  const auto n = static_cast<std::int64_t>(rows_.size());
+  const rt::Shape shape = layer_.sequence_first ? rt::Shape{n, problem_.batch, config_.model.hidden}
+                                                : rt::Shape{problem_.batch, n, config_.model.hidden};
+  inputs_ = {data.input(StepInput::x, shape, rows_)};
+  if (config_.workload.passes == models::Passes::fwd_bwd) inputs_.push_back(data.input(StepInput::d_y, shape, rows_));
 }
 
 void Step::forward() {
@@ -94,10 +190,11 @@ void Step::backward() {
     const AttnGrads g = attention_->backward(inputs_[3]);
     outputs_.insert(outputs_.end(), {g.dq, g.dk, g.dv});
   } else {
-    GradBuckets buckets(world_, config_.bucket_bytes);
+    GroupBuckets buckets(grad_comms_, config_.bucket_bytes);
+    buckets.bind(shards_, grad_group_);
     rt::Tensor dy = std::move(inputs_[1]);  // released once the last layer's backward has used it
     for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
-      grads_.push_back((*it)->backward(dy, &buckets));
+      grads_.push_back((*it)->backward(dy, buckets));
       dy = grads_.back().dx;
     }
     buckets.finish();

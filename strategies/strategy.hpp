@@ -52,14 +52,19 @@ class AttentionStrategy {
   [[nodiscard]] virtual AttnGrads backward(const rt::Tensor& d_o) = 0;
 };
 
+struct LayerInfo;  // layer_strategy.hpp
+
 // What the step program, the closed forms and the memory models read of an experiment: the analysis
 // layer's Config seen from the strategy (analysis/closed_form/closed_form.hpp builds it).
 struct StepConfig {
   models::ModelSpec model;
   models::Workload workload;
-  int degree = 1;                            // the sequence-parallel group size
+  int degree = 1;                            // the sequence-parallel (context-parallel) group size
   Options options;                           // complete (every option of the strategy, defaults filled in)
-  int dp = 1;                                // data-parallel replicas of the SP group
+  int tp = 1;                                // tensor-parallel group size (layer and model scopes)
+  const LayerInfo* layer = nullptr;          // the layer strategy; nullptr: replicated
+  Options layer_options;                     // complete
+  int dp = 1;                                // data-parallel replicas of the TP × SP group
   std::uint64_t bucket_bytes = 25ull << 20;  // DDP gradient bucket cap
   double compute_slowdown = 0.1;             // σ: compute runs 1/(1+σ) as fast during communication
 };
@@ -102,6 +107,11 @@ class Registry {
  private:
   std::vector<StrategyInfo> infos_;
 };
+
+// Fills defaults and validates `given` against `specs` (InputError naming `where` + ".<option>"); `owner`
+// says whose options they are in messages ("strategy 'ring'").
+[[nodiscard]] Options complete_option_values(const std::vector<OptionSpec>& specs, const Options& given,
+                                             const std::string& owner, const std::string& where);
 
 // The built-in strategies (immutable, built on first use).
 [[nodiscard]] const Registry& builtin();

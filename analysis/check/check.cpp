@@ -90,34 +90,37 @@ Outcome check_layer(const RankSetup& s) {
 
   auto reference =
       std::async(std::launch::async, [&] { return layer_reference_arrays(m, p, in); });  // as above
-  const int P = s.cfg.strategy.degree;
-  Vec y(in.x.size()), dx(in.x.size());
-  std::vector<Vec> dw;  // from rank 0 (the all-reduce leaves every rank the same sum)
-  std::mutex mu;
+  const int tp = s.step.tp, world = tp * s.step.degree;
+  const bool seq_first = strategies::step_sequence_first(s.step);
   const auto shapes = strategies::layer_param_shapes(m);
-  rt::run_ranks(P, [&](rt::Comm& comm) {
+  Vec y(in.x.size()), dx(in.x.size());
+  std::vector<Vec> dw;  // whole gradients, assembled from the shards of the first CP rank's TP ranks
+  for (const auto& ps : shapes) dw.emplace_back(static_cast<std::size_t>(rt::numel(ps.shape)));
+  std::mutex mu;
+  rt::run_ranks(world, [&](rt::Comm& comm) {
     rt::CpuDevice dev(s.cfg.check.dtype);
     const strategies::StepData data{
         [&](strategies::StepInput which, const rt::Shape& shape, const std::vector<std::int64_t>& pos) {
-          return dev.from_host(gather_rows(which == strategies::StepInput::x ? in.x : in.r, B, S, h, pos),
-                               shape);
+          return dev.from_host(
+              gather_rows(which == strategies::StepInput::x ? in.x : in.r, B, S, h, pos, seq_first), shape);
         },
-        [&](int, const std::string& name, const rt::Shape& shape) {
-          return dev.from_host(in.params.at(name).data, shape);
+        [&](int, const strategies::ParamShard& shard) {
+          return dev.from_host(shard.take(in.params.at(shard.name).data), shard.local());
         },
         nullptr};
     strategies::Step step(s.step, s.info, dev, comm, data);
     step.forward();
     step.backward();
     const Vec hy = dev.to_host(step.outputs()[0]), hdx = dev.to_host(step.outputs()[1]);
+    // Every CP rank holds the same reduced gradients; the first one's TP ranks hold every shard.
     std::vector<Vec> hw;
-    if (comm.rank() == 0)
+    if (comm.rank() < tp)
       for (const auto& t : step.weight_grads().tensors) hw.push_back(dev.to_host(t));
     const auto& pos = step.positions();
     std::lock_guard lock(mu);
-    scatter_rows(hy, y, B, S, h, pos);
-    scatter_rows(hdx, dx, B, S, h, pos);
-    if (comm.rank() == 0) dw = std::move(hw);
+    scatter_rows(hy, y, B, S, h, pos, seq_first);
+    scatter_rows(hdx, dx, B, S, h, pos, seq_first);
+    for (std::size_t i = 0; i < hw.size(); ++i) step.param_shards()[i].put(hw[i], dw[i]);
   });
   const rt::Shape xs{B, S, h};
   Outcome out;
@@ -193,10 +196,15 @@ CheckResult run_check(const Config& cfg, const CheckOptions& options) {
   res.strategy = cfg.strategy.name;
   res.options = cfg.strategy.options;
   res.degree = cfg.strategy.degree;
+  if (cfg.workload.scope == models::Scope::layer) {
+    res.layer = cfg.layer.name;
+    res.layer_options = cfg.layer.options;
+    res.tp = cfg.parallel.tp;
+  }
   res.dtype = cfg.check.dtype;
   res.scope = cfg.workload.scope;
   res.tolerance = tolerance_for(cfg.check.dtype);
-  res.tensors = compare_arrays(o.reference, o.strategy, res.tolerance, res.degree);
+  res.tensors = compare_arrays(o.reference, o.strategy, res.tolerance, GroupSizes(res.degree, res.tp));
   return res;
 }
 
@@ -231,8 +239,13 @@ std::string render_check(const CheckResult& r) {
                x.cmp.diagnosis == "matches" ? "" : x.cmp.diagnosis});
     failed += x.cmp.pass ? 0 : 1;
   }
-  std::string out = "spsim check: " + r.config_name + "\nstrategy " + r.strategy + " (" +
-                    options_text(r.options) + "), P = " + std::to_string(r.degree) + ", scope " +
+  const std::string layer =
+      r.layer.empty() || (r.layer == "replicated" && r.tp == 1)
+          ? ""
+          : "layer " + r.layer + " (" + options_text(r.layer_options) + "), tp = " + std::to_string(r.tp) + ", ";
+  std::string out = "spsim check: " + r.config_name + "\n" + layer + "strategy " + r.strategy + " (" +
+                    options_text(r.options) + (layer.empty() ? "), P = " : "), cp = ") + std::to_string(r.degree) +
+                    ", scope " +
                     (r.scope == models::Scope::layer ? "layer" : "attention") + ", " +
                     std::string(rt::dtype_name(r.dtype)) + ", tolerance " + sci(r.tolerance) + "\n\n";
   out += t.to_text();

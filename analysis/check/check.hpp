@@ -22,7 +22,10 @@ struct CheckResult {
   std::string config_name;
   std::string strategy;
   strategies::Options options;
-  int degree = 1;
+  int degree = 1;  // the strategy's (CP) degree
+  std::string layer;  // the layer strategy (layer scope), with its options
+  strategies::Options layer_options;
+  int tp = 1;
   rt::DType dtype = rt::DType::f64;
   models::Scope scope = models::Scope::attention;
   double tolerance = 0;
@@ -37,8 +40,8 @@ struct CheckOptions {
   std::optional<double> max_memory;
 };
 
-// The step a check runs: the strategy on one SP group (data parallelism would only multiply the summed
-// weight gradients), forward and backward whatever workload.passes says, every weight gradient summed
+// The step a check runs: the strategy on one TP × SP group (data parallelism would only multiply the
+// summed weight gradients), forward and backward whatever workload.passes says, every weight gradient summed
 // in one bucket at the end (so the numbers do not depend on parallel.bucket_mb).
 [[nodiscard]] strategies::StepConfig check_step_config(const Config& config);
 

@@ -15,23 +15,30 @@
 
 namespace spsim::analysis {
 
+namespace {
+// Where local row r of batch i starts: [a, n, c] or, sequence first, [n, a, c].
+std::int64_t local_row(std::int64_t i, std::int64_t r, std::int64_t a, std::int64_t n, bool sequence_first) {
+  return sequence_first ? r * a + i : i * n + r;
+}
+}  // namespace
+
 HostVec gather_rows(const HostVec& global, std::int64_t a, std::int64_t seq, std::int64_t c,
-                    const std::vector<std::int64_t>& positions) {
+                    const std::vector<std::int64_t>& positions, bool sequence_first) {
   const auto n = static_cast<std::int64_t>(positions.size());
   HostVec out(static_cast<std::size_t>(a * n * c));
   for (std::int64_t i = 0; i < a; ++i)
     for (std::int64_t r = 0; r < n; ++r)
       std::copy_n(global.begin() + (i * seq + positions[static_cast<std::size_t>(r)]) * c, c,
-                  out.begin() + (i * n + r) * c);
+                  out.begin() + local_row(i, r, a, n, sequence_first) * c);
   return out;
 }
 
 void scatter_rows(const HostVec& local, HostVec& global, std::int64_t a, std::int64_t seq, std::int64_t c,
-                  const std::vector<std::int64_t>& positions) {
+                  const std::vector<std::int64_t>& positions, bool sequence_first) {
   const auto n = static_cast<std::int64_t>(positions.size());
   for (std::int64_t i = 0; i < a; ++i)
     for (std::int64_t r = 0; r < n; ++r)
-      std::copy_n(local.begin() + (i * n + r) * c, c,
+      std::copy_n(local.begin() + local_row(i, r, a, n, sequence_first) * c, c,
                   global.begin() + (i * seq + positions[static_cast<std::size_t>(r)]) * c);
 }
 
@@ -125,7 +132,7 @@ std::vector<Array> layer_reference_arrays(const models::ModelSpec& m, const mode
 }
 
 std::vector<TensorCheck> compare_arrays(const std::vector<Array>& reference, const std::vector<Array>& got,
-                                        double tolerance, int degree) {
+                                        double tolerance, GroupSizes sizes) {
   // Norm floor for gradients that are zero in exact arithmetic (see check/comparison.hpp).
   double largest = 0;
   for (const auto& a : reference) {
@@ -136,7 +143,7 @@ std::vector<TensorCheck> compare_arrays(const std::vector<Array>& reference, con
   std::vector<TensorCheck> out;
   for (std::size_t i = 0; i < reference.size(); ++i)
     out.push_back({reference[i].name, reference[i].shape,
-                   compare_tensors(got[i].data, reference[i].data, tolerance, degree, reference[i].name,
+                   compare_tensors(got[i].data, reference[i].data, tolerance, sizes, reference[i].name,
                                    1e-3 * largest)});
   return out;
 }

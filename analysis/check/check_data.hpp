@@ -22,12 +22,13 @@ struct Array {
   HostVec data;
 };
 
-// Rows of an [a, seq, c] array at `positions` (along dim 1) -> [a, positions.size(), c].
+// Rows of an [a, seq, c] array at `positions` (along dim 1) -> [a, positions.size(), c], or with
+// `sequence_first` -> [positions.size(), a, c] (the token-major layout of strategies::step_sequence_first).
 [[nodiscard]] HostVec gather_rows(const HostVec& global, std::int64_t a, std::int64_t seq, std::int64_t c,
-                                  const std::vector<std::int64_t>& positions);
+                                  const std::vector<std::int64_t>& positions, bool sequence_first = false);
 // Inverse of gather_rows: writes local rows into their global places.
 void scatter_rows(const HostVec& local, HostVec& global, std::int64_t a, std::int64_t seq, std::int64_t c,
-                  const std::vector<std::int64_t>& positions);
+                  const std::vector<std::int64_t>& positions, bool sequence_first = false);
 
 // Attention scope: q, dO (= r, the upstream gradient) [B·H, S, d]; k, v [B·Hkv, S, d]; N(0, 1) values
 // from derive_seed(seed, 100..103).
@@ -62,6 +63,6 @@ struct LayerInputs {
 // compare.hpp set to 1e-3 × the largest reference norm.
 [[nodiscard]] std::vector<TensorCheck> compare_arrays(const std::vector<Array>& reference,
                                                       const std::vector<Array>& got, double tolerance,
-                                                      int degree);
+                                                      GroupSizes sizes);
 
 }  // namespace spsim::analysis

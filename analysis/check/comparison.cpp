@@ -36,21 +36,24 @@ std::pair<long, long> simple_fraction(double alpha, double tol) {
 
 }  // namespace
 
-std::string describe_scale(double alpha, int world_size, double tol) {
+std::string describe_scale(double alpha, GroupSizes sizes, double tol) {
   std::string s = fixed(alpha, 4) + " × reference";
   const auto [n, m] = simple_fraction(alpha, std::max(tol, 1e-9));
   if (m == 0 || (n == 1 && m == 1)) return s;
-  const long p = world_size;
+  const long p = sizes.world_size, t = sizes.tp;
   std::string frac = m == 1 ? std::to_string(n) : std::to_string(n) + "/" + std::to_string(m);
-  if (n == 1 && m == p) return s + " (= " + frac + " = 1/world_size)";
-  if (n == p && m == 1) return s + " (= " + frac + " = world_size)";
-  if (n == 1 && m == p * p) return s + " (= " + frac + " = 1/world_size²)";
+  // With tensor parallelism the sequence-parallel group is the CP group.
+  const std::string group = t > 1 ? "cp" : "world_size";
+  if (n == 1 && t > 1 && m == t) return s + " (= " + frac + " = 1/tp" + (m == p ? " = 1/cp)" : ")");
+  if (n == 1 && m == p) return s + " (= " + frac + " = 1/" + group + ")";
+  if (n == p && m == 1) return s + " (= " + frac + " = " + group + ")";
+  if (n == 1 && m == p * p) return s + " (= " + frac + " = 1/" + group + "²)";
   if (n == -1 && m == 1) return s + " (= -1: sign flipped)";
   return s + " (= " + frac + ")";
 }
 
 Comparison compare_tensors(std::span<const double> got, std::span<const double> ref, double tol,
-                           int world_size, const std::string& name, double floor) {
+                           GroupSizes sizes, const std::string& name, double floor) {
   Comparison c;
   double diff2 = 0, ref2 = 0, got2 = 0, dot = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -84,7 +87,7 @@ Comparison compare_tensors(std::span<const double> got, std::span<const double> 
   } else if (got2 == 0) {
     c.diagnosis = name + " is all zeros";
   } else if (c.residual <= tol) {
-    c.diagnosis = name + " is " + describe_scale(c.alpha, world_size, tol);
+    c.diagnosis = name + " is " + describe_scale(c.alpha, sizes, tol);
   } else {
     c.diagnosis = name + " differs, not by a uniform scale (best-fit α = " + general(c.alpha) +
                   ", residual " + general(c.residual) + ")";

@@ -76,18 +76,21 @@ std::string drivers(const Config& c) {
     out += ", model.hidden = " + std::to_string(m.hidden) +
            ", model.ffn_hidden = " + std::to_string(m.ffn_hidden) +
            ", model.heads = " + std::to_string(m.heads);
-  return out + ", strategy.degree = " + std::to_string(c.strategy.degree);
+  out += ", strategy.degree = " + std::to_string(c.strategy.degree);
+  if (c.parallel.tp > 1) out += ", parallel.tp = " + std::to_string(c.parallel.tp);
+  return out;
 }
 
 }  // namespace
 
 HostMemoryEstimate check_memory_estimate(const Config& config, const rt::MemoryLimit& limit) {
   const HostArrays h = host_arrays(config);
-  HostMemoryEstimate e{h.inputs, h.reference, 0, h.results, config.strategy.degree};
+  const int world = config.parallel.tp * config.strategy.degree;  // check runs dp 1
+  HostMemoryEstimate e{h.inputs, h.reference, 0, h.results, world};
   // The arrays alone too large: no need to trace (and their shapes may be too large to trace).
   if (e.total() <= limit.bytes) {
     const auto step = check_step_config(config);
-    e.ranks = ranks_bytes(step, config, config.strategy.degree, config.check.dtype, limit);
+    e.ranks = ranks_bytes(step, config, world, config.check.dtype, limit);
   }
   return e;
 }

@@ -9,6 +9,9 @@ strategies::StepConfig step_config(const Config& c) {
   s.workload = c.workload;
   s.degree = c.strategy.degree;
   s.options = c.strategy.options;
+  s.tp = c.parallel.tp;
+  s.layer = &c.layer.info();
+  s.layer_options = c.layer.options;
   s.dp = c.parallel.dp;
   s.bucket_bytes = c.parallel.bucket_bytes();
   s.compute_slowdown = c.simulation.compute_slowdown;

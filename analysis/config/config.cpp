@@ -26,6 +26,15 @@ const strategies::StrategyInfo& StrategyConfig::info() const {
   return *found;
 }
 
+const strategies::LayerInfo& LayerConfig::info() const {
+  if (entry) return *entry;
+  const auto* found = strategies::find_layer_strategy(name);
+  if (!found)
+    throw InputError("layer.name", "unknown layer strategy '" + name + "'; valid layer strategies: " +
+                                       join_names(strategies::layer_strategy_names()));
+  return *found;
+}
+
 namespace {
 
 int to_int(std::int64_t v, const std::string& where) {
@@ -59,7 +68,8 @@ models::Workload parse_workload(const JsonObject& root) {
 }
 
 // Option values are kept as strings (the registry's vocabulary); JSON integers are accepted for
-// numeric options. Keys and values are checked against the strategy in finalize().
+// numeric options and booleans for true/false ones. Keys and values are checked against the strategy
+// in finalize().
 strategies::Options parse_options(const JsonObject& strategy) {
   strategies::Options out;
   if (!strategy.has("options")) return out;
@@ -71,11 +81,11 @@ strategies::Options parse_options(const JsonObject& strategy) {
     const Json& v = item.value();
     if (v.is_string()) {
       out[item.key()] = v.get<std::string>();
-    } else if (v.is_number_integer()) {
+    } else if (v.is_number_integer() || v.is_boolean()) {
       out[item.key()] = v.dump();
     } else {
       throw InputError(json_child(where, item.key()),
-                       "expected a string or an integer, got " + describe_json(v));
+                       "expected a string, an integer or a boolean, got " + describe_json(v));
     }
   }
   return out;
@@ -89,8 +99,18 @@ StrategyConfig parse_strategy(const JsonObject& root, const strategies::Registry
   if (out.entry == nullptr)
     throw InputError(s.path("name"), "unknown strategy '" + out.name +
                                          "'; valid strategies: " + join_names(registry.names()));
-  out.degree = to_int(s.integer("degree", 1), s.path("degree"));
+  out.degree = s.has("degree") ? to_int(s.integer("degree", 1), s.path("degree")) : 0;  // 0: parallel.cp's
   out.options = parse_options(s);
+  return out;
+}
+
+// `layer` (optional): the layer strategy's name and options; the default name follows parallel.tp.
+LayerConfig parse_layer(const JsonObject& root, int tp) {
+  const auto obj = root.object_or_empty("layer", schema::layer_keys);
+  LayerConfig out;
+  out.name = obj.choice_or("name", strategies::layer_strategy_names(), tp > 1 ? "megatron_sp" : "replicated");
+  out.entry = strategies::find_layer_strategy(out.name);
+  out.options = parse_options(obj);
   return out;
 }
 
@@ -157,7 +177,20 @@ Config parse_fields(const Json& doc, const fs::path& source, const strategies::R
     throw InputError("cluster", "expected an object, got " + describe_json(root.at("cluster")));
   c.strategy = parse_strategy(root, registry);
   const auto parallel = root.object_or_empty("parallel", schema::parallel_keys);
+  c.parallel.tp = to_int(parallel.integer_or("tp", 1, 1), parallel.path("tp"));
   c.parallel.dp = to_int(parallel.integer_or("dp", 1, 1), parallel.path("dp"));
+  // The CP degree: strategy.degree or parallel.cp (the same number when both are given).
+  if (parallel.has("cp")) {
+    const int cp = to_int(parallel.integer("cp", 1), parallel.path("cp"));
+    if (c.strategy.degree != 0 && c.strategy.degree != cp)
+      throw InputError(parallel.path("cp"), "parallel.cp " + std::to_string(cp) + " and strategy.degree " +
+                                                std::to_string(c.strategy.degree) +
+                                                " both give the context-parallel degree and differ; give one");
+    c.strategy.degree = cp;
+  }
+  if (c.strategy.degree == 0)
+    throw InputError("strategy.degree", "missing the context-parallel degree: give strategy.degree or parallel.cp");
+  c.layer = parse_layer(root, c.parallel.tp);
   if (parallel.has("bucket_mb")) {
     c.parallel.bucket_mb = expect_positive_number(parallel.at("bucket_mb"), parallel.path("bucket_mb"));
     if (c.parallel.bucket_mb > 1e12)  // past 2^60 bytes: "one bucket of everything" is 1e6 already
@@ -199,11 +232,10 @@ void check_sizes(const Config& c) {
                                         " × " + std::to_string(m.hidden) + " elements, more than 2^50");
   if (m.layers > 100000)
     throw InputError("model.layers", "at most 100000 layers, got " + std::to_string(m.layers));
-  const auto world = static_cast<std::int64_t>(c.strategy.degree) * c.parallel.dp;
-  if (world > (std::int64_t{1} << 20))
-    throw InputError("parallel.dp", "strategy.degree × parallel.dp = " + std::to_string(c.strategy.degree) +
-                                        " × " + std::to_string(c.parallel.dp) +
-                                        " ranks, more than the 1048576 spsim simulates");
+  if (c.world() > (std::int64_t{1} << 20))
+    throw InputError("parallel", "parallel.tp × strategy.degree × parallel.dp = " + std::to_string(c.parallel.tp) +
+                                     " × " + std::to_string(c.strategy.degree) + " × " +
+                                     std::to_string(c.parallel.dp) + " ranks, more than the 1048576 spsim simulates");
 }
 
 // Cross-field constraints; completes the strategy options with their defaults.
@@ -212,11 +244,30 @@ void finalize(Config& c, const strategies::Registry& registry) {
   check_sizes(c);
   const strategies::StrategyInfo& info = *registry.find(c.strategy.name);
   c.strategy.options = registry.complete_options(info, c.strategy.options, "strategy.options");
+  const strategies::LayerInfo& layer = c.layer.info();
+  c.layer.options = strategies::complete_layer_options(layer, c.layer.options, "layer.options");
+  const models::AttnProblem problem = models::attention_problem(c.model, c.workload);
+  if (c.workload.scope == models::Scope::attention) {
+    if (c.parallel.tp > 1)
+      throw InputError("parallel.tp", "tensor parallelism (tp " + std::to_string(c.parallel.tp) +
+                                          ") shards a layer's weights: use workload.scope layer or model");
+    if (c.layer.name != "replicated")
+      throw InputError("layer.name", "layer strategy '" + c.layer.name +
+                                         "' needs workload.scope layer or model, not attention");
+  } else if (auto refusal = layer.check(c.model, problem, {c.parallel.tp, c.strategy.degree, c.parallel.dp},
+                                        c.layer.options)) {
+    throw InputError(refusal->where, refusal->why);
+  }
+  const models::AttnProblem local =
+      c.workload.scope == models::Scope::attention
+          ? problem
+          : layer.attention_problem(problem, c.parallel.tp, c.layer.options);
   if (info.check) {
-    if (auto reason =
-            info.check(models::attention_problem(c.model, c.workload), c.strategy.degree, c.strategy.options))
-      throw InputError("strategy", "'" + c.strategy.name + "' at degree " +
-                                       std::to_string(c.strategy.degree) +
+    if (auto reason = info.check(local, c.strategy.degree, c.strategy.options))
+      throw InputError("strategy", "'" + c.strategy.name + "' at degree " + std::to_string(c.strategy.degree) +
+                                       (c.parallel.tp > 1 ? " on each TP rank's " + std::to_string(local.heads) +
+                                                                " heads"
+                                                          : std::string()) +
                                        " cannot run this workload: " + *reason);
   }
 }

@@ -21,6 +21,7 @@
 #include "sim/cluster/config.hpp"
 #include "sim/collectives/kinds.hpp"
 #include "sim/network/network.hpp"
+#include "strategies/layer_strategy.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::analysis {
@@ -35,8 +36,18 @@ struct StrategyConfig {
   [[nodiscard]] const strategies::StrategyInfo& info() const;
 };
 
+// The layer strategy of the layer and model scopes (strategies/layer_strategy.hpp): `layer.name`, or by
+// default megatron_sp when parallel.tp > 1 and replicated otherwise.
+struct LayerConfig {
+  std::string name = "replicated";
+  strategies::Options options;                     // complete and validated
+  const strategies::LayerInfo* entry = nullptr;    // the registry entry of `name` (set by the parser)
+  [[nodiscard]] const strategies::LayerInfo& info() const;
+};
+
 struct ParallelConfig {
-  int dp = 1;  // data-parallel replicas of the SP group (world = strategy.degree × dp)
+  int tp = 1;  // tensor-parallel group size (layer strategy megatron_sp); the CP degree is strategy.degree
+  int dp = 1;  // data-parallel replicas of the TP × CP group (world = tp × strategy.degree × dp)
   // DDP gradient bucket size in MiB (PyTorch's bucket_cap_mb; 25 by default): layer and model scopes
   // all-reduce weight gradients in buckets of at least this size as backward finishes them.
   double bucket_mb = 25;
@@ -103,12 +114,18 @@ struct Config {
   models::Workload workload;
   std::optional<sim::ClusterConfig> cluster;  // nullopt: the config has no cluster section
   StrategyConfig strategy;
+  LayerConfig layer;
   ParallelConfig parallel;
   CollectivesConfig collectives;
   SimulationConfig simulation;
   CheckConfig check;
   std::vector<SweepAxis> sweep;                    // in the order written (first axis varies slowest)
   std::shared_ptr<const ConfigDocument> document;  // sweeps and reports re-parse modified copies
+
+  // The ranks the step runs on: parallel.tp × strategy.degree (the CP degree) × parallel.dp.
+  [[nodiscard]] std::int64_t world() const {
+    return static_cast<std::int64_t>(parallel.tp) * strategy.degree * parallel.dp;
+  }
 };
 
 // What the command line replaces in a config before it is parsed.

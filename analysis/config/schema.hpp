@@ -14,8 +14,8 @@ namespace spsim::analysis::schema {
 inline constexpr std::int64_t version = 1;
 
 inline const std::vector<std::string> top_keys = {"schema_version", "name",     "model",    "workload",
-                                                  "cluster",        "strategy", "parallel", "collectives",
-                                                  "simulation",     "check",    "sweep"};
+                                                  "cluster",        "strategy", "layer",    "parallel",
+                                                  "collectives",    "simulation", "check",  "sweep"};
 
 // Integer model dimensions and their smallest valid value (vocab 0 = no embedding / LM head).
 struct ModelDim {
@@ -35,7 +35,8 @@ inline const std::vector<std::string> scopes = {"attention", "layer", "model"};
 inline const std::vector<std::string> passes = {"fwd", "fwd+bwd"};
 
 inline const std::vector<std::string> strategy_keys = {"name", "degree", "options"};
-inline const std::vector<std::string> parallel_keys = {"dp", "bucket_mb"};
+inline const std::vector<std::string> layer_keys = {"name", "options"};
+inline const std::vector<std::string> parallel_keys = {"tp", "cp", "dp", "bucket_mb"};
 
 // The `collectives` section: one key per kind whose algorithm a config chooses (rt::tuned_kinds()) and
 // "protocol". The valid values are the simulator's (derived, not copied): a collectives-registry

@@ -20,6 +20,7 @@ enum class Kind : std::uint8_t {
   choice,
   boolean,
   option,
+  layer_option,
   strategy
 };
 
@@ -33,6 +34,15 @@ struct Settable {
 };
 
 const std::string options_prefix = "strategy.options.";
+const std::string layer_options_prefix = "layer.options.";
+
+std::vector<std::string> layer_option_names() {
+  std::vector<std::string> names;
+  for (const auto& l : strategies::layer_strategies())
+    for (const auto& o : l.options)
+      if (std::find(names.begin(), names.end(), o.name) == names.end()) names.push_back(o.name);
+  return names;
+}
 
 std::vector<std::string> option_names(const strategies::Registry& registry) {
   std::vector<std::string> names;
@@ -65,6 +75,11 @@ std::vector<Settable> settable(const strategies::Registry& registry) {
   out.push_back({"strategy.name", Kind::choice, 0, registry.names()});
   out.push_back({"strategy.degree", Kind::integer, 1, {}});
   for (const auto& name : option_names(registry)) out.push_back({options_prefix + name, Kind::option, 0, {}});
+  out.push_back({"layer.name", Kind::choice, 0, strategies::layer_strategy_names()});
+  for (const auto& name : layer_option_names())
+    out.push_back({layer_options_prefix + name, Kind::layer_option, 0, {}});
+  out.push_back({"parallel.tp", Kind::integer, 1, {}});
+  out.push_back({"parallel.cp", Kind::integer, 1, {}});
   out.push_back({"parallel.dp", Kind::integer, 1, {}});
   out.push_back({"parallel.bucket_mb", Kind::positive_number, 0, {}});
   for (rt::CommKind k : rt::tuned_kinds())
@@ -105,6 +120,22 @@ void check_option_value(const std::string& option, const Json& value, const std:
                    "unknown value '" + text + "' for option '" + option + "'; valid choices: " + valid);
 }
 
+// A layer option value is valid if some layer strategy with that option accepts it.
+void check_layer_option_value(const std::string& option, const Json& value, const std::string& where) {
+  if (!value.is_string() && !value.is_boolean())
+    throw InputError(where, "expected a string or a boolean, got " + describe_json(value));
+  const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  std::vector<std::string> choices;
+  for (const auto& l : strategies::layer_strategies())
+    for (const auto& o : l.options)
+      if (o.name == option)
+        for (const auto& c : o.choices)
+          if (std::find(choices.begin(), choices.end(), c) == choices.end()) choices.push_back(c);
+  if (std::find(choices.begin(), choices.end(), text) == choices.end())
+    throw InputError(where, "unknown value '" + text + "' for layer option '" + option +
+                                "'; valid choices: " + join_names(choices));
+}
+
 void check_strategy_value(const Json& value, const std::string& where,
                           const std::vector<std::string>& names) {
   if (!value.is_object())
@@ -141,6 +172,9 @@ void check_value(const Settable& s, const Json& value, const std::string& where,
       return;
     case Kind::option:
       check_option_value(s.path.substr(options_prefix.size()), value, where, registry);
+      return;
+    case Kind::layer_option:
+      check_layer_option_value(s.path.substr(layer_options_prefix.size()), value, where);
       return;
     case Kind::strategy:
       check_strategy_value(value, where, s.choices);
@@ -234,6 +268,11 @@ Json point_document(const Json& doc, const std::vector<SweepValue>& values) {
     }
     const std::string key = v.path.substr(start);
     const Json value = Json::parse(v.json);
+    // strategy.degree and parallel.cp say one thing: the one a point sets replaces the other.
+    const bool sets_degree = v.path == "strategy.degree" || (v.path == "strategy" && value.contains("degree"));
+    if (sets_degree && out.contains("parallel") && out["parallel"].is_object()) out["parallel"].erase("cp");
+    if (v.path == "parallel.cp" && out.contains("strategy") && out["strategy"].is_object())
+      out["strategy"].erase("degree");
     if (value.is_object() && node->contains(key) && (*node)[key].is_object()) {
       // A strategy object replaces the fields it names; its options replace the base's wholesale
       // (another strategy's options would not apply), and a new name without options drops them.

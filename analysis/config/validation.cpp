@@ -32,7 +32,7 @@ std::vector<std::string_view> row_keys(ValidationKind kind) {
       add({"gpu", "m", "n", "k", "dtype"});
       break;
     case ValidationKind::distributed:
-      add({"config"});
+      add({"config", "phase"});
       break;
     case ValidationKind::collective:
       add({"cluster", "op", "bytes", "algo", "protocol", "network"});
@@ -56,16 +56,23 @@ ValidationRow parse_row(const nlohmann::json& j, const std::string& path, Valida
   r.calibration = use == "calibration";
   r.measured = get_nonnegative(j, path, "measured", true);
   r.unit = get_string(j, path, "unit");
-  if (r.unit != "TFLOP/s" && r.unit != "it/s" && r.unit != "GB/s")
-    throw InputError(join_path(path, "unit"), "'" + r.unit + "'; valid choices: TFLOP/s, it/s, GB/s");
+  if (r.unit != "TFLOP/s" && r.unit != "it/s" && r.unit != "GB/s" && r.unit != "ms")
+    throw InputError(join_path(path, "unit"), "'" + r.unit + "'; valid choices: TFLOP/s, it/s, GB/s, ms");
   if (j.contains("note")) r.note = get_string(j, path, "note");
   if (j.contains("source")) r.source = get_string(j, path, "source");
   if (kind == ValidationKind::distributed) {
     need("config");
     r.config = parse_config_text(j.at("config").dump(), file);
-    if (r.unit != "it/s") throw InputError(join_path(path, "unit"), "a distributed row is measured in it/s");
+    if (r.unit != "it/s" && r.unit != "ms")
+      throw InputError(join_path(path, "unit"), "a distributed row is measured in it/s or ms");
+    if (j.contains("phase")) {
+      r.phase = get_string(j, path, "phase");
+      if (r.phase != "step" && r.phase != "forward" && r.phase != "backward")
+        throw InputError(join_path(path, "phase"), "'" + r.phase + "'; valid choices: step, forward, backward");
+    }
     return r;
   }
+  if (r.unit == "ms") throw InputError(join_path(path, "unit"), "only distributed rows are measured in ms");
   if (kind == ValidationKind::collective) {
     for (const char* key : {"cluster", "op", "bytes"}) need(key);
     if (!j.at("cluster").is_object()) throw InputError(join_path(path, "cluster"), "expected an object");

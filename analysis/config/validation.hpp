@@ -13,7 +13,8 @@
 //                     seq_len, head_dim, optional head_dim_v, dtype; unit TFLOP/s (the FlashAttention
 //                     papers' FLOP convention) or it/s
 //   gemm              gpu, m, n, k, dtype; unit TFLOP/s
-//   distributed       config: a whole simulate config (inline); unit it/s (1 / step time)
+//   distributed       config: a whole simulate config (inline); optional phase (step, forward,
+//                     backward; default step); unit it/s (1 / the phase's time) or ms
 //   collective        cluster (a cluster section, e.g. {"preset": "dgx-h100", "nodes": 2,
 //                     "gpus_per_node": 4}), op, bytes (nccl-tests' size), optional algo (default auto:
 //                     the tuner), protocol (auto), network (flow); unit GB/s (nccl-tests' busbw)
@@ -37,7 +38,7 @@ struct ValidationRow {
   std::string id;
   bool calibration = false;  // "use": "calibration" (fitted on) or "validation"
   double measured = 0;
-  std::string unit;  // TFLOP/s | it/s | GB/s
+  std::string unit;  // TFLOP/s | it/s | GB/s | ms
   std::string note, source;
   // attention_kernel and gemm
   std::string gpu, kernel, pass;  // pass: fwd | bwd | fwd+bwd
@@ -47,6 +48,7 @@ struct ValidationRow {
   rt::DType dtype = rt::DType::bf16;
   // distributed
   std::optional<Config> config;
+  std::string phase = "step";  // step | forward | backward
   // collective
   std::optional<sim::ClusterConfig> cluster;
   rt::CommKind op = rt::CommKind::all_reduce;

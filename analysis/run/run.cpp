@@ -2,6 +2,7 @@
 #include "analysis/run/run.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -51,31 +52,55 @@ void maybe_kill_self(int rank) {
   if (env && *env && std::to_string(rank) == env) std::raise(SIGKILL);
 }
 
-// Every rank's outputs and gradients, all-gathered along the sequence and put back in global order.
+// Every rank's outputs and gradients, all-gathered and put back in global order.
 class Gatherer {
  public:
-  Gatherer(const Config& cfg, const strategies::StrategyInfo& info, rt::Device& dev, rt::Comm& comm)
-      : cfg_(cfg), info_(info), dev_(dev), comm_(comm) {}
+  Gatherer(const strategies::StepConfig& step, const strategies::StrategyInfo& info, rt::Device& dev,
+           rt::Comm& comm)
+      : step_(step), info_(info), dev_(dev), comm_(comm) {}
 
-  // t: this rank's [a, n, c] rows; returns the global [a, S, c] array (on every rank).
-  HostVec global(const rt::Tensor& t) {
+  // t: this rank's rows, [a, n, c] (or [n, a, c] when `sequence_first`; every rank the same n); returns
+  // the global [a, S, c] array (on every rank). Ranks that hold the same rows (tensor parallelism
+  // without sequence parallelism) hold the same values; the last one's are kept.
+  HostVec global(const rt::Tensor& t, bool sequence_first = false) {
     const int p = comm_.size();
-    const std::int64_t a = t.dim(0), n = t.dim(1), c = t.dim(2), s = n * p;
-    rt::Tensor all = dev_.empty({a, s, c});
-    comm_.all_gather(t, all, 1).wait();
+    const std::int64_t a = t.dim(sequence_first ? 1 : 0), n = t.dim(sequence_first ? 0 : 1), c = t.dim(2),
+                       all_rows = n * p, s = step_.workload.seq_len;
+    rt::Tensor all = dev_.empty({a, all_rows, c});
+    if (sequence_first) {  // [p·n, a, c] → [a, p·n, c]
+      rt::Tensor rows = dev_.empty({all_rows, a, c});
+      comm_.all_gather(t, rows, 0).wait();
+      all = dev_.permute(rows, std::array<int, 3>{1, 0, 2});
+    } else {
+      comm_.all_gather(t, all, 1).wait();
+    }
     const HostVec gathered = dev_.to_host(all);
-    HostVec out(gathered.size());
+    HostVec out(static_cast<std::size_t>(a * s * c));
     for (int r = 0; r < p; ++r) {
       std::vector<std::int64_t> block(static_cast<std::size_t>(n));
       for (std::int64_t i = 0; i < n; ++i) block[static_cast<std::size_t>(i)] = r * n + i;
-      const HostVec local = gather_rows(gathered, a, s, c, block);
-      scatter_rows(local, out, a, s, c, info_.positions(r, p, s, cfg_.strategy.options));
+      const HostVec local = gather_rows(gathered, a, all_rows, c, block);
+      scatter_rows(local, out, a, s, c, strategies::step_rows(step_, info_, r));
     }
     return out;
   }
 
+  // The whole gradient of layer parameter `i` from every rank's shard `local` (shards of one parameter
+  // have one size on every rank): the first CP rank's TP ranks hold every shard.
+  HostVec whole(const rt::Tensor& local, std::size_t i, const rt::Shape& shape) {
+    const std::int64_t n = local.numel();
+    rt::Tensor all = dev_.empty({comm_.size(), n});
+    comm_.all_gather(local.reshape({1, n}), all, 0).wait();
+    const HostVec gathered = dev_.to_host(all);
+    HostVec out(static_cast<std::size_t>(rt::numel(shape)));
+    for (int r = 0; r < step_.tp; ++r)
+      strategies::step_shards(step_, r)[i].put(
+          HostVec(gathered.begin() + r * n, gathered.begin() + (r + 1) * n), out);
+    return out;
+  }
+
  private:
-  const Config& cfg_;
+  const strategies::StepConfig& step_;
   const strategies::StrategyInfo& info_;
   rt::Device& dev_;
   rt::Comm& comm_;
@@ -92,7 +117,7 @@ class RankRun {
         comm_(comm),
         step_(run_step_config(cfg)),
         problem_(models::attention_problem(cfg.model, cfg.workload)) {
-    positions_ = info.positions(comm.rank(), comm.size(), problem_.seq_len, cfg.strategy.options);
+    positions_ = strategies::step_rows(step_, info, comm.rank());
     if (layer())
       load_layer();
     else
@@ -127,12 +152,13 @@ class RankRun {
     std::vector<Array> out;
     if (layer()) {
       const rt::Shape xs{p.batch, p.seq_len, cfg_.model.hidden};
-      out.push_back({"Y", xs, g.global(outputs_[0])});
-      out.push_back({"dX", xs, g.global(outputs_[1])});
+      const bool seq_first = strategies::step_sequence_first(step_);
+      out.push_back({"Y", xs, g.global(outputs_[0], seq_first)});
+      out.push_back({"dX", xs, g.global(outputs_[1], seq_first)});
       const auto shapes = strategies::layer_param_shapes(cfg_.model);
       for (std::size_t i = 0; i < shapes.size(); ++i)
         out.push_back(
-            {gradient_name(shapes[i].name), shapes[i].shape, dev_.to_host(weight_grads_.tensors[i])});
+            {gradient_name(shapes[i].name), shapes[i].shape, g.whole(weight_grads_.tensors[i], i, shapes[i].shape)});
       return out;
     }
     const rt::Shape qs{p.batch * p.heads, p.seq_len, p.head_dim},
@@ -162,7 +188,7 @@ class RankRun {
               }
               return rt::Tensor();
             },
-            [this](int, const std::string& name, const rt::Shape&) { return weights_.at(name); }, nullptr};
+            [this](int, const strategies::ParamShard& shard) { return weights_.at(shard.name); }, nullptr};
   }
 
   // Ends a phase: waits for the device, records the phase's wall time and blocked communication.
@@ -173,9 +199,10 @@ class RankRun {
     t0 = Clock::now();
   }
 
-  rt::Tensor shard(const HostVec& global, std::int64_t a, std::int64_t c) {
+  rt::Tensor shard(const HostVec& global, std::int64_t a, std::int64_t c, bool sequence_first = false) {
     const auto n = static_cast<std::int64_t>(positions_.size());
-    return dev_.from_host(gather_rows(global, a, problem_.seq_len, c, positions_), {a, n, c});
+    return dev_.from_host(gather_rows(global, a, problem_.seq_len, c, positions_, sequence_first),
+                          sequence_first ? rt::Shape{n, a, c} : rt::Shape{a, n, c});
   }
 
   void load_attention() {
@@ -188,9 +215,10 @@ class RankRun {
   void load_layer() {
     const auto& m = cfg_.model;
     const LayerInputs in = layer_inputs(m, problem_.batch, problem_.seq_len, cfg_.check.seed);
-    for (const auto& ps : strategies::layer_param_shapes(m))
-      weights_.add(ps.name, dev_.from_host(in.params.at(ps.name).data, ps.shape));
-    inputs_ = {shard(in.x, problem_.batch, m.hidden), shard(in.r, problem_.batch, m.hidden)};
+    for (const auto& shard : strategies::step_shards(step_, comm_.rank()))
+      weights_.add(shard.name, dev_.from_host(shard.take(in.params.at(shard.name).data), shard.local()));
+    const bool seq_first = strategies::step_sequence_first(step_);
+    inputs_ = {shard(in.x, problem_.batch, m.hidden, seq_first), shard(in.r, problem_.batch, m.hidden, seq_first)};
   }
 
   const Config& cfg_;
@@ -225,12 +253,15 @@ std::vector<std::vector<RankIteration>> gather_samples(const std::vector<RankIte
   return out;
 }
 
-CheckResult verify(const Config& cfg, RankRun& run, const std::vector<Array>& got, int degree) {
+CheckResult verify(const Config& cfg, RankRun& run, const std::vector<Array>& got) {
   CheckResult res;
   res.config_name = cfg.name;
   res.strategy = cfg.strategy.name;
   res.options = cfg.strategy.options;
-  res.degree = degree;
+  res.degree = cfg.strategy.degree;
+  res.layer = cfg.layer.name;
+  res.layer_options = cfg.layer.options;
+  res.tp = cfg.parallel.tp;
   res.dtype = run_dtype(cfg);
   res.scope = cfg.workload.scope;
   res.tolerance = tolerance_for(res.dtype);
@@ -239,7 +270,7 @@ CheckResult verify(const Config& cfg, RankRun& run, const std::vector<Array>& go
       run.layer()
           ? layer_reference_arrays(cfg.model, p, layer_inputs(cfg.model, p.batch, p.seq_len, cfg.check.seed))
           : attention_reference_arrays(p, attention_inputs(p, cfg.check.seed));
-  res.tensors = compare_arrays(ref, got, res.tolerance, degree);
+  res.tensors = compare_arrays(ref, got, res.tolerance, GroupSizes(res.degree, res.tp));
   return res;
 }
 
@@ -289,9 +320,10 @@ RunMeasurement run_strategy(const Config& cfg, rt::Device& dev, rt::Comm& comm, 
   m.ops_per_iteration = timed_dev.stats();
   m.samples = gather_samples(mine, dev, comm);
   if (options.verify) {
-    Gatherer g(cfg, *info, dev, comm);
+    const strategies::StepConfig step = run_step_config(cfg);
+    Gatherer g(step, *info, dev, comm);
     const auto got = run.gather_results(g);
-    if (comm.rank() == 0) m.verify = verify(cfg, run, got, comm.size());
+    if (comm.rank() == 0) m.verify = verify(cfg, run, got);
   }
   return m;
 }
@@ -308,8 +340,23 @@ Config run_config(const Config& config, int world_size, rt::DType dtype,
                                         std::to_string(config.parallel.dp) + " is not supported (use dp 1)");
   const auto* info = &config.strategy.info();
   Config c = config;
-  c.strategy.degree = world_size;
-  if (auto why = info->check(models::attention_problem(c.model, c.workload), world_size, c.strategy.options))
+  const int tp = config.parallel.tp;
+  if (world_size % tp != 0)
+    throw InputError("parallel.tp", "the run has " + std::to_string(world_size) +
+                                        " ranks, which tp × cp × dp = " + std::to_string(tp) + " × cp × 1 cannot make (" +
+                                        std::to_string(world_size) + " is not a multiple of tp " +
+                                        std::to_string(tp) + "); run with a multiple of tp ranks");
+  c.strategy.degree = world_size / tp;
+  const strategies::LayerInfo& layer = c.layer.info();
+  const models::AttnProblem problem = models::attention_problem(c.model, c.workload);
+  if (c.workload.scope != models::Scope::attention)
+    if (auto refusal = layer.check(c.model, problem, {tp, c.strategy.degree, 1}, c.layer.options))
+      throw InputError(refusal->where, "the run has " + std::to_string(world_size) + " ranks (cp " +
+                                           std::to_string(c.strategy.degree) + "): " + refusal->why);
+  const models::AttnProblem local = c.workload.scope == models::Scope::attention
+                                        ? problem
+                                        : layer.attention_problem(problem, tp, c.layer.options);
+  if (auto why = info->check(local, c.strategy.degree, c.strategy.options))
     throw InputError("strategy.degree", "the run has " + std::to_string(world_size) + " ranks: " + *why);
   c.workload.dtype = dtype;
   if (cluster) c.cluster = *cluster;

@@ -25,14 +25,14 @@ struct RunOptions {
   bool sync_collectives = false;
 };
 
-// The config a run of `world_size` ranks executes and simulates: strategy.degree = world_size (checked
-// against the strategy's constraints), workload.dtype = the dtype it computes in (so the simulator
+// The config a run of `world_size` ranks executes and simulates: strategy.degree = world_size / parallel.tp
+// (tp × cp = the world; checked against the layer's and the strategy's constraints), workload.dtype = the dtype it computes in (so the simulator
 // counts the same bytes and FLOP rate), and `cluster` (when given) as the cluster section.
 // InputError for scope 'model', a degree the strategy cannot run, or a bad cluster section.
 [[nodiscard]] Config run_config(const Config& config, int world_size, rt::DType dtype,
                                 const std::optional<sim::ClusterConfig>& cluster);
 
-// The step a run executes: one SP group (run_config rejects dp > 1), forward and backward.
+// The step a run executes: one TP × SP group (run_config rejects dp > 1), forward and backward.
 [[nodiscard]] strategies::StepConfig run_step_config(const Config& config);
 
 // The dtype a run computes in: float32 unless the config's "check" section names a dtype.

@@ -26,12 +26,16 @@ std::string percent(double part, double whole) {
 
 std::string header(const Config& cfg, const SimSummary& s) {
   const auto& w = cfg.workload;
-  std::string out = "simulate " + cfg.name + ": " + cfg.strategy.name;
+  std::string out = "simulate " + cfg.name + ": ";
+  const bool tp = cfg.parallel.tp > 1 || cfg.layer.name != "replicated";
+  if (tp)
+    out += cfg.layer.name + " (" + options_text(cfg.layer.options) + "), tp " + std::to_string(cfg.parallel.tp) +
+           " x ";
+  out += cfg.strategy.name;
   if (!cfg.strategy.options.empty()) out += " (" + options_text(cfg.strategy.options) + ")";
-  out += ", degree " + std::to_string(cfg.strategy.degree);
-  if (cfg.parallel.dp > 1)
-    out += " x dp " + std::to_string(cfg.parallel.dp) + " = " +
-           std::to_string(cfg.strategy.degree * cfg.parallel.dp) + " ranks";
+  out += (tp ? ", cp " : ", degree ") + std::to_string(cfg.strategy.degree);
+  if (cfg.parallel.dp > 1) out += " x dp " + std::to_string(cfg.parallel.dp);
+  if (cfg.world() > cfg.strategy.degree) out += " = " + std::to_string(cfg.world()) + " ranks";
   out += " on " + s.cluster + " (" + std::to_string(s.gpus) + " x " + s.gpu + ")\n";
   out += "workload: " + cfg.model.name + ", " + scope_name(w.scope) + ", seq " + std::to_string(w.seq_len) +
          ", batch " + std::to_string(w.batch) + ", " + std::string(rt::dtype_name(w.dtype)) +

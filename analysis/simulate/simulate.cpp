@@ -155,13 +155,16 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
                                             " is larger than the " + std::to_string(gpus) +
                                             " GPUs of the cluster; use at most " + std::to_string(gpus) +
                                             " or add nodes (cluster.nodes)");
-  const int world = cfg.strategy.degree * cfg.parallel.dp;
-  if (world > gpus)
-    throw InputError("parallel.dp",
-                     "dp " + std::to_string(cfg.parallel.dp) + " replicas of a degree-" +
-                         std::to_string(cfg.strategy.degree) + " SP group need " + std::to_string(world) +
-                         " GPUs; the cluster has " + std::to_string(gpus) +
-                         " (use dp <= " + std::to_string(gpus / cfg.strategy.degree) + " or add nodes)");
+  if (cfg.world() > gpus) {
+    const std::string layout = (cfg.parallel.tp > 1 ? "tp " + std::to_string(cfg.parallel.tp) + " × " : "") +
+                               "degree " + std::to_string(cfg.strategy.degree) +
+                               (cfg.parallel.dp > 1 ? " × dp " + std::to_string(cfg.parallel.dp) : "");
+    const std::string where = cfg.parallel.dp > 1   ? "parallel.dp"
+                              : cfg.parallel.tp > 1 ? "parallel.tp"
+                                                    : "strategy.degree";
+    throw InputError(where, layout + " needs " + std::to_string(cfg.world()) + " GPUs; the cluster has " +
+                                std::to_string(gpus) + " (add nodes with cluster.nodes, or use fewer ranks)");
+  }
   const sim::ComputeModel model(cluster.config().gpu, cfg.workload.dtype, "workload.dtype",
                                 cfg.simulation.attention_kernel);
   const auto mode = cfg.simulation.network;

@@ -15,7 +15,7 @@ std::vector<rt::trace::RankTrace> trace_step(const strategies::StepConfig& step,
   auto rank = [&](rt::Device& dev, rt::Comm& comm) {
     const strategies::StepData data{
         [&](strategies::StepInput, const rt::Shape& shape, const auto&) { return dev.from_host({}, shape); },
-        [&](int, const std::string&, const rt::Shape& shape) { return dev.from_host({}, shape); },
+        [&](int, const strategies::ParamShard& shard) { return dev.from_host({}, shard.local()); },
         [&](std::int64_t elements) { return dev.from_host({}, {elements}); }};
     strategies::Step s(step, info, dev, comm, data);
     s.forward();
@@ -29,13 +29,13 @@ std::vector<rt::trace::RankTrace> trace_step(const strategies::StepConfig& step,
         "the traces of the first " + std::to_string(e.ranks_done) + " of " + std::to_string(e.world_size) +
             " ranks already hold " + format_bytes(e.bytes) + ", more than the " + format_bytes(e.budget) +
             " the trace may take (half the memory available, or of --max-memory); traces grow with "
-            "ranks × ring steps: simulate fewer ranks (strategy.degree × parallel.dp) or fewer "
+            "ranks × ring steps: simulate fewer ranks (parallel.tp × strategy.degree × parallel.dp) or fewer "
             "model.layers, or raise --max-memory");
   }
 }
 
 std::vector<rt::trace::RankTrace> trace_config(const Config& config, double budget_bytes) {
-  return trace_step(step_config(config), config.strategy.info(), config.strategy.degree * config.parallel.dp,
+  return trace_step(step_config(config), config.strategy.info(), static_cast<int>(config.world()),
                     config.workload.dtype, budget_bytes);
 }
 

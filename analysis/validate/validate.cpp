@@ -115,7 +115,8 @@ ValidationReport run_validation(const ValidateOptions& options) {
       try {
         if (g.kind == ValidationKind::distributed) {
           const SimSummary s = simulate(*r.config, SimulateOptions::without_trace_file());
-          rr.predicted = 1 / s.step_time_s;
+          const double t = r.phase == "forward" ? s.forward_s : r.phase == "backward" ? s.backward_s : s.step_time_s;
+          rr.predicted = r.unit == "ms" ? 1e3 * t : 1 / t;
         } else if (g.kind == ValidationKind::collective) {
           const sim::Cluster cluster(*r.cluster);
           try {

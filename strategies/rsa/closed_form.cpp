@@ -60,15 +60,15 @@ class RsaModel {
     }
   }
 
+  // A block copied into (or out of) the score rows; none for P = 1, where the block is the rows.
+  [[nodiscard]] double block_copy() const { return p_ > 1 ? op(rt::cost::copy(block(), dt_)) : 0; }
   // scores[:, :, owner] = q k_ownerᵀ, one block per step, copied into the score rows.
   [[nodiscard]] double qk_step() const {
-    return op(rt::cost::gemm(q_shape(), kv_shape(), block(), Trans::N, Trans::T, dt_, false)) +
-           op(rt::cost::slice_assign(block(), dt_, false));
+    return op(rt::cost::gemm(q_shape(), kv_shape(), block(), Trans::N, Trans::T, dt_, false)) + block_copy();
   }
   // o (+)= probs[:, :, owner] v_owner: a slice copy and a gemm that accumulates after the first step.
   [[nodiscard]] double pv_step(int step) const {
-    return op(rt::cost::copy(block(), dt_)) +
-           op(rt::cost::gemm(block(), kv_shape(), q_shape(), Trans::N, Trans::N, dt_, step > 0));
+    return block_copy() + op(rt::cost::gemm(block(), kv_shape(), q_shape(), Trans::N, Trans::N, dt_, step > 0));
   }
 
   void forward(Timeline& t) const {
@@ -79,8 +79,7 @@ class RsaModel {
 
   // Rows t·c.. of aᵀb for one target chunk: slice copy [bh, c, c] and gemm → [bkv, c, d].
   [[nodiscard]] double key_grad_chunk() const {
-    return op(rt::cost::copy(block(), dt_)) +
-           op(rt::cost::gemm(block(), q_shape(), kv_shape(), Trans::T, Trans::N, dt_, false));
+    return block_copy() + op(rt::cost::gemm(block(), q_shape(), kv_shape(), Trans::T, Trans::N, dt_, false));
   }
 
   // dK or dV: the exact cross-rank sum of aᵀb restricted to this rank's chunk.
@@ -118,8 +117,7 @@ class RsaModel {
   void backward(Timeline& t) const {
     // dprobs[:, :, owner] = do v_ownerᵀ over ring passes of V.
     ring(t, [&](int) {
-      return op(rt::cost::gemm(q_shape(), kv_shape(), block(), Trans::N, Trans::T, dt_, false)) +
-             op(rt::cost::slice_assign(block(), dt_, false));
+      return op(rt::cost::gemm(q_shape(), kv_shape(), block(), Trans::N, Trans::T, dt_, false)) + block_copy();
     });
     reduce_key_grad(t);  // dV from probs and do
     t.compute_only(op(rt::cost::softmax_backward(rows(), dt_)));

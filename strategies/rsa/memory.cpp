@@ -27,7 +27,7 @@ struct RsaSizes {
     q = b * h * rows * d * e;
     k = b * hkv * rows * d * e;
     s = b * h * rows * seq * e;
-    blk = b * h * rows * rows * e;
+    blk = p > 1 ? b * h * rows * rows * e : 0;  // P = 1: the block is the score rows themselves
     f = b * hkv * seq * d * e;
     ring_bufs = std::min(p - 1, 2) * k;
     ring_reduction = c.options.at("grad_reduction") == "ring";

@@ -61,16 +61,16 @@ class RingSelfAttention final : public AttentionStrategy {
     const std::int64_t bh = q.dim(0), c = q.dim(1), s = problem_.seq_len;
     Tensor scores = dev_.empty({bh, c, s});
     ring_over_chunks(k, [&](int owner, const Tensor& k_owner) {
-      Tensor block = dev_.empty({bh, c, c});
+      Tensor block = whole_row() ? scores : dev_.empty({bh, c, c});
       dev_.gemm(q, k_owner, block, Trans::N, Trans::T);
-      dev_.slice_assign(scores, 2, owner * c, block);
+      if (!whole_row()) dev_.slice_assign(scores, 2, owner * c, block);
     });
     probs_ = dev_.empty({bh, c, s});
     dev_.softmax(scores, probs_, scale(), mask());
     Tensor o = dev_.empty({bh, c, q.dim(2)});
     bool first = true;
     ring_over_chunks(v, [&](int owner, const Tensor& v_owner) {
-      Tensor p = dev_.slice(probs_, 2, owner * c, c);
+      const Tensor p = key_chunk(probs_, owner, c);
       dev_.gemm(p, v_owner, o, Trans::N, Trans::N, 1.0, first ? 0.0 : 1.0);
       first = false;
     });
@@ -82,9 +82,9 @@ class RingSelfAttention final : public AttentionStrategy {
     // RingAV backward: dprobs chunk by chunk (ring passes of V), then the dV reduction.
     Tensor dprobs = dev_.empty({bh, c, s});
     ring_over_chunks(v_, [&](int owner, const Tensor& v_owner) {
-      Tensor block = dev_.empty({bh, c, c});
+      Tensor block = whole_row() ? dprobs : dev_.empty({bh, c, c});
       dev_.gemm(d_o, v_owner, block, Trans::N, Trans::T);
-      dev_.slice_assign(dprobs, 2, owner * c, block);
+      if (!whole_row()) dev_.slice_assign(dprobs, 2, owner * c, block);
     });
     AttnGrads g;
     g.dv = reduce_key_grad(probs_, d_o, v_.dim(0));
@@ -95,7 +95,7 @@ class RingSelfAttention final : public AttentionStrategy {
     g.dq = dev_.empty(q_.shape());
     bool first = true;
     ring_over_chunks(k_, [&](int owner, const Tensor& k_owner) {
-      Tensor ds = dev_.slice(dscores, 2, owner * c, c);
+      const Tensor ds = key_chunk(dscores, owner, c);
       dev_.gemm(ds, k_owner, g.dq, Trans::N, Trans::N, 1.0, first ? 0.0 : 1.0);
       first = false;
     });
@@ -108,6 +108,12 @@ class RingSelfAttention final : public AttentionStrategy {
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(problem_.head_dim)); }
   [[nodiscard]] rt::Mask mask() const { return rt::Mask{problem_.causal, &rows_, &cols_}; }
   [[nodiscard]] int rank() const { return comm_.rank(); }
+  // One chunk holds every key (P = 1): the score rows are the block itself, no slicing.
+  [[nodiscard]] bool whole_row() const { return comm_.size() == 1; }
+  // Chunk `owner` of a [bh, c, s] row tensor along the keys: a copy, or the tensor itself for P = 1.
+  [[nodiscard]] Tensor key_chunk(const Tensor& rows, int owner, std::int64_t c) {
+    return whole_row() ? rows : dev_.slice(rows, 2, owner * c, c);
+  }
 
   // Visits every rank's chunk of `local` (this rank's first), passing it around the ring; the pass
   // of step i+1 is in flight while step i computes.
@@ -132,7 +138,7 @@ class RingSelfAttention final : public AttentionStrategy {
   // (do or q); summed over query heads sharing a kv head.
   Tensor key_grad_chunk(const Tensor& a, const Tensor& b, std::int64_t kv_batch, int t) {
     const std::int64_t c = a.dim(1);
-    Tensor at = dev_.slice(a, 2, t * c, c);
+    const Tensor at = key_chunk(a, t, c);
     Tensor out = dev_.empty({kv_batch, c, b.dim(2)});
     dev_.gemm(at, b, out, Trans::T, Trans::N);
     return out;

@@ -109,3 +109,72 @@ TEST_CASE("spsim check: bad input exits 2 with one message naming the path") {
   CHECK(r.code == 2);
   CHECK(r.out.find("kv_heads") != std::string::npos);
 }
+
+TEST_CASE("spsim check megatron_sp: the exact settings exit 0, the ÷tp variant exits 1 naming 1/tp") {
+  for (const char* cfg : {"megatron-sp", "megatron-tp", "megatron-sp-ring-zigzag", "megatron-sp-ulysses"}) {
+    CAPTURE(cfg);
+    const auto r = run_spsim("check " + source_path(std::string("configs/checks/") + cfg + ".json"));
+    CHECK(r.code == 0);
+    CHECK(r.out.find("PASS: all 18 tensors") != std::string::npos);
+  }
+  const auto r = run_spsim("check " + source_path("configs/checks/megatron-tp-div.json"));
+  CHECK(r.code == 1);
+  CHECK(r.out.find("layer megatron_sp (dx_reduction=sum_div, sequence_parallel=false), tp = 2") !=
+        std::string::npos);
+  // tp = 2: the MLP block's input gradient is halved, so dLN2's gradients are exactly 1/2 of the truth.
+  for (const char* name : {"dLN2.gamma", "dLN2.beta"})
+    CHECK(r.out.find(std::string(name) + " is 0.5000 × reference (= 1/2 = 1/tp)") != std::string::npos);
+  const auto j = nlohmann::json::parse(run_spsim("check --json " + source_path("configs/checks/megatron-tp-div.json")).out);
+  CHECK(j.at("layer").at("name") == "megatron_sp");
+  CHECK(j.at("layer").at("tp") == 2);
+}
+
+// Layouts the layer cannot take exit 2 with one message naming the key.
+TEST_CASE("spsim check: impossible tensor-parallel layouts exit 2 naming the key") {
+  const auto dir = temp_dir("megatron-bad");
+  const auto doc = [](const std::string& model, const std::string& workload, const std::string& parallel,
+                      const std::string& extra = "") {
+    return R"({"schema_version": 1, "model": )" + model + R"(, "workload": )" + workload +
+           R"(, "strategy": {"name": "ring"}, "parallel": )" + parallel + extra + "}";
+  };
+  const std::string m = R"({"hidden": 32, "heads": 8, "kv_heads": 4, "head_dim": 4, "ffn_hidden": 64})";
+  const std::string w = R"({"seq_len": 48, "scope": "layer"})";
+  struct Case {
+    std::string name, text, where, says;
+  };
+  const std::vector<Case> cases = {
+      {"heads", doc(R"({"hidden": 24, "heads": 6, "kv_heads": 6, "head_dim": 4, "ffn_hidden": 64})", w,
+                    R"({"tp": 4, "cp": 1})"),
+       "parallel.tp", "model.heads 6 is not divisible by tp 4"},
+      {"kv_heads", doc(R"({"hidden": 48, "heads": 12, "kv_heads": 3, "head_dim": 4, "ffn_hidden": 64})", w,
+                       R"({"tp": 2, "cp": 1})"),
+       "parallel.tp", "model.kv_heads 3 and tp 2"},
+      {"seq", doc(m, R"({"seq_len": 36, "scope": "layer"})", R"({"tp": 4, "cp": 2})"), "workload.seq_len",
+       "multiple of cp × tp = 8"},
+      {"attention", doc(m, R"({"seq_len": 48})", R"({"tp": 2, "cp": 1})"), "parallel.tp",
+       "use workload.scope layer or model"},
+      {"replicated", doc(m, w, R"({"tp": 2, "cp": 1})", R"(, "layer": {"name": "replicated"})"), "parallel.tp",
+       "the replicated layer has no tensor parallelism"},
+      {"cp",
+       R"({"schema_version": 1, "model": )" + m + R"(, "workload": )" + w +
+           R"(, "strategy": {"name": "ring", "degree": 4}, "parallel": {"tp": 2, "cp": 2}})",
+       "parallel.cp", "parallel.cp 2 and strategy.degree 4"},
+      {"option", doc(m, w, R"({"tp": 2, "cp": 1})", R"(, "layer": {"options": {"sequence_parallel": "yes"}})"),
+       "layer.options.sequence_parallel", "valid choices: true, false"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    const auto path = write_file(dir / (c.name + ".json"), c.text);
+    const auto r = run_spsim("check " + path.string());
+    CHECK(r.code == 2);
+    CHECK(r.out.find(c.where) != std::string::npos);
+    CHECK(r.out.find(c.says) != std::string::npos);
+  }
+  // The world must fit the cluster: simulate names parallel.tp.
+  const auto path = write_file(dir / "world.json", doc(m, w, R"({"tp": 4, "cp": 4})",
+                                                      R"(, "cluster": {"preset": "dgx-h100", "nodes": 1})"));
+  const auto r = run_spsim("simulate " + path.string());
+  CHECK(r.code == 2);
+  CHECK(r.out.find("parallel.tp") != std::string::npos);
+  CHECK(r.out.find("needs 16 GPUs; the cluster has 8") != std::string::npos);
+}

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "runtime/core/error.hpp"
 #include "runtime/trace/trace_ranks.hpp"
+#include "strategies/grad_buckets.hpp"
 #include "strategies/layer.hpp"
 #include "strategies/strategy.hpp"
 
@@ -313,7 +315,14 @@ TEST_CASE("bytes per layer = attention core + all-reduce of the weight gradients
       const rt::Tensor x = dev.empty({batch, c, m.hidden});
       const rt::Tensor y = layer.forward(x);
       CHECK(y.shape() == x.shape());
-      (void)layer.backward(dev.empty(x.shape()));
+      // Every gradient summed over the group in one bucket at the end.
+      struct Sum final : strategies::GradSink {
+        strategies::GradBuckets buckets;
+        explicit Sum(rt::Comm& c) : buckets(c, std::numeric_limits<std::uint64_t>::max()) {}
+        void ready(const std::string&, rt::Tensor g) override { buckets.ready(std::move(g)); }
+      } sum(comm);
+      (void)layer.backward(dev.empty(x.shape()), sum);
+      sum.buckets.finish();
     });
     for (const auto& tr : traces) {
       const auto t = totals(tr, p);

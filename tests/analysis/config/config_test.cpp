@@ -210,9 +210,9 @@ TEST_CASE("structural errors name the path, the bad value and the valid keys") {
        "check.sed",
        {"'sed'", "dtype", "seed"}},
       {"unknown parallel key",
-       [](Json& d) { d["parallel"] = Json::parse(R"({"tp": 2})"); },
-       "parallel.tp",
-       {"'tp'", "dp"}},
+       [](Json& d) { d["parallel"] = Json::parse(R"({"tpp": 2})"); },
+       "parallel.tpp",
+       {"'tpp'", "tp", "cp", "dp", "bucket_mb"}},
       {"missing schema_version",
        [](Json& d) { d.erase("schema_version"); },
        "schema_version",
@@ -296,10 +296,14 @@ TEST_CASE("wrong types and out-of-range numbers") {
        "check.seed",
        {"non-negative integer", "\"1\""}},
       {"hidden 0", [](Json& d) { d["model"]["hidden"] = 0; }, "model.hidden", {">= 1", "got 0"}},
-      {"option as a boolean",
+      {"option as a boolean that is not a choice",
        [](Json& d) { d["strategy"]["options"] = Json::parse(R"({"grad_reduction": true})"); },
        "strategy.options.grad_reduction",
-       {"string or an integer", "true"}},
+       {"unknown value 'true'", "reduce_scatter"}},
+      {"option as a number",
+       [](Json& d) { d["strategy"]["options"] = Json::parse(R"({"grad_reduction": 1.5})"); },
+       "strategy.options.grad_reduction",
+       {"string, an integer or a boolean", "1.5"}},
   });
 }
 
@@ -474,7 +478,7 @@ TEST_CASE("sizes spsim cannot index or time are errors at the key that makes the
        [](Json& d) {
          d["parallel"] = Json{{"dp", 2147483647}};
        },
-       "parallel.dp"},
+       "parallel"},
       {"bucket",
        [](Json& d) {
          d["parallel"] = Json{{"bucket_mb", 1e15}};

@@ -128,7 +128,7 @@ TEST_CASE("model scope, SP x DP: all-reduce bytes per rank in closed form, and t
     FAIL("expected an InputError");
   } catch (const InputError& e) {
     CHECK(e.where() == "parallel.dp");
-    CHECK(std::string(e.what()).find("need 16 GPUs") != std::string::npos);
+    CHECK(std::string(e.what()).find("needs 16 GPUs") != std::string::npos);
   }
 }
 

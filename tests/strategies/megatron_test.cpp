@@ -1,0 +1,204 @@
+// The megatron_sp layer strategy: gradient checks against the float64 reference (tp 1, 2, 4; tp × cp
+// with every attention strategy as the CP level), the deliberately wrong ÷tp variant, its
+// communication on the trace backend against closed forms, and the parameter shards.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <numeric>
+
+#include "analysis/check/check.hpp"
+#include "analysis/config/config.hpp"
+#include "analysis/simulate/trace.hpp"
+#include "strategies/layer_strategy.hpp"
+#include "tests/strategies/check_config.hpp"
+
+using namespace spsim;
+
+namespace {
+
+// The strategies' shared check config (seq 48, 8 heads, head dim 4, batch 2) as a megatron_sp layer.
+analysis::Config megatron(const std::string& strategy, strategies::Options options, int tp, int cp, bool sp,
+                          bool causal, std::int64_t kv_heads, const std::string& dx_reduction = "sum") {
+  analysis::Config c = strategies_test::config(strategy, std::move(options), cp, causal, true,
+                                               models::Scope::layer);
+  c.model.kv_heads = kv_heads;
+  c.parallel.tp = tp;
+  c.layer.name = "megatron_sp";
+  c.layer.entry = strategies::find_layer_strategy("megatron_sp");
+  c.layer.options = strategies::complete_layer_options(
+      *c.layer.entry, {{"sequence_parallel", sp ? "true" : "false"}, {"dx_reduction", dx_reduction}},
+      "layer.options");
+  return c;
+}
+
+void expect_exact(const analysis::Config& cfg) {
+  const auto res = analysis::run_check(cfg);
+  REQUIRE(res.tensors.size() == 18u);
+  for (const auto& t : res.tensors) {
+    CAPTURE(t.name);
+    CHECK(t.cmp.rel_err <= 1e-12);
+    CHECK(t.cmp.pass);
+  }
+}
+
+}  // namespace
+
+// kv_heads 8 (MHA), 4 (split over tp 2 and 4) and 2 (at tp 4 each KV head is held by 2 ranks).
+TEST_CASE("megatron_sp matches the reference to 1e-12 at tp 1, 2, 4, with and without sequence parallelism") {
+  for (int tp : {1, 2, 4})
+    for (bool sp : {true, false})
+      for (bool causal : {false, true})
+        for (std::int64_t kv : {8, 4, 2}) {
+          CAPTURE(tp);
+          CAPTURE(sp);
+          CAPTURE(causal);
+          CAPTURE(kv);
+          expect_exact(megatron("ring", {}, tp, 1, sp, causal, kv));
+        }
+}
+
+// Each attention strategy as the CP level on the TP rank's heads (8 / tp query heads, kv 4 / tp or
+// one replicated KV head); Ulysses-based levels replicate KV heads where they are fewer than cp.
+TEST_CASE("tp × cp: megatron_sp with every attention strategy matches the reference to 1e-12") {
+  const std::vector<std::pair<std::string, strategies::Options>> levels = {
+      {"rsa", {{"grad_reduction", "reduce_scatter"}}},
+      {"ulysses", {{"kv_replication", "replicate"}}},
+      {"ring", {{"layout", "contiguous"}}},
+      {"ring", {{"layout", "zigzag"}}},
+      {"ring", {{"layout", "striped"}}},
+      {"allgather_kv", {}},
+      {"usp", {{"kv_replication", "replicate"}}}};
+  for (const auto& [tp, cp] : std::vector<std::pair<int, int>>{{2, 2}, {2, 4}, {4, 2}})
+    for (const auto& [name, options] : levels)
+      for (bool sp : {true, false})
+        for (bool causal : {false, true}) {
+          CAPTURE(tp);
+          CAPTURE(cp);
+          CAPTURE(name);
+          CAPTURE(sp);
+          CAPTURE(causal);
+          expect_exact(megatron(name, options, tp, cp, sp, causal, 4));
+        }
+}
+
+// dx_reduction sum_div divides the column-parallel blocks' input gradient by tp. dLN2.gamma = Σ_rows
+// dh2 ⊙ x̂2 sees only the MLP block's input gradient dh2, so it is exactly 1/tp of the truth; dX and
+// everything before the MLP mix the ÷tp branch with the correct residual path; the forward is untouched.
+TEST_CASE("the ÷tp variant: dLN2 is exactly 1/tp of the reference, Y is right, the check fails") {
+  for (bool sp : {true, false}) {
+    CAPTURE(sp);
+    const auto res = analysis::run_check(megatron("ring", {}, 2, 1, sp, true, 4, "sum_div"));
+    CHECK_FALSE(res.pass());
+    std::map<std::string, analysis::Comparison> by_name;
+    for (const auto& t : res.tensors) by_name[t.name] = t.cmp;
+    CHECK(by_name.at("Y").pass);
+    CHECK(by_name.at("dW2").pass);  // W2, b2 and W1, b1 come before the ÷tp reduction in backward
+    CHECK(by_name.at("dW1").pass);
+    for (const char* n : {"dLN2.gamma", "dLN2.beta"}) {
+      CAPTURE(n);
+      CHECK_FALSE(by_name.at(n).pass);
+      CHECK(by_name.at(n).alpha == doctest::Approx(0.5).epsilon(1e-12));
+      CHECK(by_name.at(n).diagnosis == std::string(n) + " is 0.5000 × reference (= 1/2 = 1/tp)");
+    }
+    CHECK(by_name.at("dX").diagnosis.find("not by a uniform scale") != std::string::npos);
+  }
+}
+
+// Shards: every parameter's shards over the TP ranks tile the whole tensor exactly once (or, for a
+// replicated KV head, tp/kv_heads times), and take/put are inverse.
+TEST_CASE("megatron_sp parameter shards tile each weight") {
+  models::ModelSpec m;
+  m.hidden = 16;
+  m.heads = 8;
+  m.head_dim = 2;
+  m.ffn_hidden = 24;
+  const auto& info = *strategies::find_layer_strategy("megatron_sp");
+  const auto opts = strategies::complete_layer_options(info, {}, "layer.options");
+  for (std::int64_t kv : {8, 4, 2})
+    for (int tp : {1, 2, 4}) {
+      CAPTURE(kv);
+      CAPTURE(tp);
+      m.kv_heads = kv;
+      const auto names = info.params(m, 0, tp, opts);
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        CAPTURE(names[i].name);
+        const auto n = static_cast<std::size_t>(rt::numel(names[i].whole));
+        std::vector<double> whole(n), count(n, 0.0);
+        std::iota(whole.begin(), whole.end(), 1.0);
+        for (int t = 0; t < tp; ++t) {
+          const auto s = info.params(m, t, tp, opts)[i];
+          const auto local = s.take(whole);
+          CHECK(local.size() == static_cast<std::size_t>(rt::numel(s.local())));
+          std::vector<double> back(n, 0.0);
+          s.put(local, back);
+          for (std::size_t j = 0; j < n; ++j)
+            if (back[j] != 0) {
+              CHECK(back[j] == whole[j]);
+              count[j] += 1;
+            }
+        }
+        const bool kv_param = names[i].name == "wk" || names[i].name == "bk" || names[i].name == "wv" ||
+                              names[i].name == "bv";
+        const double copies = names[i].dim < 0 ? tp : (kv_param && kv < tp ? static_cast<double>(tp) / kv : 1);
+        for (double c : count) CHECK(c == copies);
+      }
+    }
+}
+
+// Communication per rank on the trace backend, tp 4, cp 1, one layer of B = 2 × 48 tokens, hidden 32,
+// bf16 (e = 2): a = B·s·hidden·e bytes is one activation of the whole chunk.
+//   sequence parallelism: forward 2 all-gathers (into QKV and W1) and 2 reduce-scatters (out of Wo and
+//   W2), n = a each; backward 4 all-gathers (W2's and Wo's output gradients, the LN outputs h2 and h1
+//   again for the weight gradients) and 2 reduce-scatters (the input gradients of W1 and QKV).
+//   without: forward 2 all-reduces (Wo, W2 outputs), backward 2 (the input gradients of W1 and QKV).
+// Weight gradients: the sharded ones are summed over the rank's own shard group (alone at cp = dp = 1:
+// n = its shard), the LayerNorm ones and bo, b2 over all 4 ranks with sequence parallelism (6·hidden
+// elements), over the rank alone without it (LN) and over all 4 (bo, b2).
+TEST_CASE("megatron_sp: collectives per layer against the closed form") {
+  for (bool sp : {true, false}) {
+    CAPTURE(sp);
+    analysis::Config cfg = megatron("ring", {}, 4, 1, sp, true, 4);
+    cfg.workload.dtype = rt::DType::bf16;
+    const auto traces = analysis::trace_config(cfg, 1e9);
+    REQUIRE(traces.size() == 4u);
+    const double e = 2, a = 2 * 48 * 32 * e, h = 32;
+    for (const auto& tr : traces) {
+      std::map<rt::trace::GroupId, std::size_t> size;
+      for (const auto& g : tr.groups) size[g.id] = g.members.size();
+      std::map<std::string, int> count;
+      std::map<std::string, double> bytes;
+      double grads_world = 0;
+      std::string phase = "forward";
+      for (const auto& rec : tr.records) {
+        if (const auto* b = std::get_if<rt::trace::PhaseBegin>(&rec)) phase = b->name;
+        const auto* op = std::get_if<rt::trace::CommOp>(&rec);
+        if (!op) continue;
+        const std::size_t members = size.at(op->group);
+        if (op->kind == rt::trace::CommKind::all_reduce && members == 4 && phase == "backward" &&
+            static_cast<double>(op->bytes) != a) {
+          grads_world += static_cast<double>(op->bytes);
+          continue;
+        }
+        if (members != 4) continue;  // a shard's own group: nothing to sum with anyone
+        const std::string key = phase + " " + std::string(rt::comm_kind_name(op->kind));
+        ++count[key];
+        bytes[key] += static_cast<double>(op->bytes);
+      }
+      if (sp) {
+        CHECK(count["forward all_gather"] == 2);
+        CHECK(count["forward reduce_scatter"] == 2);
+        CHECK(count["backward all_gather"] == 4);
+        CHECK(count["backward reduce_scatter"] == 2);
+        CHECK(bytes["backward all_gather"] == 4 * a);
+        CHECK(count["forward all_reduce"] == 0);
+        CHECK(grads_world == 6 * h * e);  // ln1, ln2 (γ, β), bo, b2
+      } else {
+        CHECK(count["forward all_reduce"] == 2);
+        CHECK(bytes["forward all_reduce"] == 2 * a);
+        CHECK(count["backward all_reduce"] == 2);
+        CHECK(count["forward all_gather"] + count["backward all_gather"] == 0);
+        CHECK(grads_world == 2 * h * e);  // bo, b2
+      }
+    }
+  }
+}
