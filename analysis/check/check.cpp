@@ -214,11 +214,6 @@ std::string sci(double v) {
   std::snprintf(buf, sizeof buf, "%.2e", v);
   return buf;
 }
-std::string options_text(const strategies::Options& o) {
-  std::string s;
-  for (const auto& [k, v] : o) s += (s.empty() ? "" : ", ") + k + "=" + v;
-  return s;
-}
 }  // namespace
 
 std::string render_check(const CheckResult& r) {

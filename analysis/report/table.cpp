@@ -158,4 +158,10 @@ std::string format_seconds(double seconds) {
   return format_fixed(seconds, 2) + " s";
 }
 
+std::string options_text(const std::map<std::string, std::string>& options) {
+  std::string s;
+  for (const auto& [k, v] : options) s += (s.empty() ? "" : ", ") + k + "=" + v;
+  return s;
+}
+
 }  // namespace spsim::analysis

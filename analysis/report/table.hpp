@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,8 @@ class Table {
 [[nodiscard]] std::string format_scientific(double value, int digits);
 // Binary units: "512 B", "1.50 KiB", "3.00 MiB", "1.25 GiB", "2.00 TiB" (1 KiB = 1024 B).
 [[nodiscard]] std::string format_bytes(double bytes);
+// Strategy options as "key=value, key=value" (keys in order).
+[[nodiscard]] std::string options_text(const std::map<std::string, std::string>& options);
 // "850.00 ns" below 1 µs, then "12.50 µs", "3.20 ms", "1.05 s"; the unit is chosen before rounding.
 [[nodiscard]] std::string format_seconds(double seconds);
 

@@ -11,12 +11,6 @@ namespace spsim::analysis {
 
 namespace {
 
-std::string options_text(const strategies::Options& o) {
-  std::string s;
-  for (const auto& [k, v] : o) s += (s.empty() ? "" : ", ") + k + "=" + v;
-  return s;
-}
-
 std::string ratio_text(double measured, double predicted) {
   return predicted > 0 ? format_fixed(measured / predicted, 2) : "-";
 }
@@ -84,8 +78,10 @@ Prediction predict_run(const Config& config) {
 }
 
 std::string render_run(const RunMeasurement& m, const Prediction& p) {
-  std::string out = "spsim run: " + m.config_name + "\nstrategy " + m.strategy + " (" +
-                    options_text(m.options) + "), P = " + std::to_string(m.ranks) + ", scope " +
+  const std::string layer = m.layer.empty() ? "" : "layer " + m.layer + ", tp = " + std::to_string(m.tp) + ", ";
+  std::string out = "spsim run: " + m.config_name + "\n" + layer + "strategy " + m.strategy + " (" +
+                    options_text(m.options) + (layer.empty() ? "), P = " : "), cp = ") +
+                    std::to_string(m.ranks / m.tp) + ", scope " +
                     (m.scope == models::Scope::layer ? "layer" : "attention") + ", " +
                     std::string(rt::dtype_name(m.dtype)) + ", device " + m.device + ", comm " + m.comm +
                     "\n" + std::to_string(m.run.iters) + " timed iterations after " +

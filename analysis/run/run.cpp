@@ -12,6 +12,7 @@
 
 #include "analysis/check/check_data.hpp"
 #include "analysis/closed_form/closed_form.hpp"
+#include "analysis/report/table.hpp"
 #include "runtime/core/error.hpp"
 #include "strategies/layer.hpp"
 #include "strategies/step.hpp"
@@ -304,6 +305,9 @@ RunMeasurement run_strategy(const Config& cfg, rt::Device& dev, rt::Comm& comm, 
   m.strategy = cfg.strategy.name;
   m.options = cfg.strategy.options;
   m.ranks = comm.size();
+  m.tp = cfg.parallel.tp;
+  if (m.tp > 1 || cfg.layer.name != "replicated")
+    m.layer = cfg.layer.name + " (" + options_text(cfg.layer.options) + ")";
   m.dtype = dev.dtype();
   m.scope = cfg.workload.scope;
   m.device = std::string(dev.name());

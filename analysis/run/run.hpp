@@ -59,6 +59,8 @@ struct RunMeasurement {
   std::string strategy;
   strategies::Options options;
   int ranks = 1;
+  int tp = 1;         // tensor-parallel size (ranks = tp × the strategy's degree)
+  std::string layer;  // the layer strategy with its options, e.g. "megatron_sp (sequence_parallel=true, …)"
   rt::DType dtype = rt::DType::f32;
   models::Scope scope = models::Scope::attention;
   std::string device, comm;

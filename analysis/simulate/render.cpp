@@ -14,12 +14,6 @@ std::string scope_name(models::Scope s) {
   return s == models::Scope::attention ? "attention" : s == models::Scope::layer ? "layer" : "model";
 }
 
-std::string options_text(const strategies::Options& o) {
-  std::string out;
-  for (const auto& [k, v] : o) out += (out.empty() ? "" : ", ") + k + "=" + v;
-  return out;
-}
-
 std::string percent(double part, double whole) {
   return whole > 0 ? format_fixed(100.0 * part / whole, 1) + "%" : "-";
 }

@@ -46,6 +46,15 @@ if(spsim_have_mpi)
                  ARGS ${spsim_run_mpirun} 4 $<TARGET_FILE:spsim> run ${spsim_run_checks}/rsa-colossalai.json
                       --verify --iters 1 --warmup 0 --timeout 80)
 
+  # megatron_sp under MPI: tp 2 x cp 2 (zigzag ring), verified; the ÷tp variant names 1/tp as check does.
+  spsim_run_test(run_np4_megatron_sp_zigzag STATUS 0 SECONDS 90 PATTERN "PASS: all 18 tensors match"
+                 ARGS ${spsim_run_mpirun} 4 $<TARGET_FILE:spsim> run ${spsim_run_checks}/megatron-sp-ring-zigzag.json
+                      --verify --iters 1 --warmup 0 --timeout 80)
+  spsim_run_test(run_np2_megatron_tp_div STATUS 1 SECONDS 90
+                 PATTERN "dLN2.gamma is 0\\.5000 × reference \\(= 1/2 = 1/tp\\)"
+                 ARGS ${spsim_run_mpirun} 2 $<TARGET_FILE:spsim> run ${spsim_run_checks}/megatron-tp-div.json
+                      --verify --iters 1 --warmup 0 --timeout 80)
+
   # --sync-collectives: the same verified result, and the barrier waits reported as their own row.
   spsim_run_test(run_np2_sync_collectives STATUS 0 SECONDS 90 PATTERN "  peer_wait .* 0 B"
                  ARGS ${spsim_run_mpirun} 2 $<TARGET_FILE:spsim> run ${spsim_run_checks}/rsa-reduce-scatter.json
