@@ -161,7 +161,10 @@ void Step::make_layers(const StepData& data) {
                         static_cast<double>(config_.model.vocab) * static_cast<double>(config_.model.hidden) /
                             shape_.tp;
     const double traced = (backward ? 2 : 1) * static_cast<double>(count) * local_layer * e;
-    const double rest = 16 * held - traced;
+    // bf16 weights and gradients (4 bytes) and the optimizer state (12), the latter split over the
+    // rank's CP × DP replicas under the distributed optimizer.
+    const double optimizer = 12.0 / (config_.distributed_optimizer ? shape_.cp * shape_.dp : 1);
+    const double rest = (4 + optimizer) * held - traced;
     if (rest > 0) model_state_ = data.model_state(static_cast<std::int64_t>(rest / e));
   }
   const auto n = static_cast<std::int64_t>(rows_.size());

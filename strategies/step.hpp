@@ -9,8 +9,11 @@
 //  * model: model.layers such layers one after another (forward in order, backward in reverse, every
 //    layer's activations kept for its backward, as training without recomputation does), and the rest
 //    of the model state (16 bytes per parameter the rank holds: bf16 weights and gradients, fp32 master
-//    weights and Adam moments, its 1/tp of the embedding included, no ZeRO) held as one allocation; no
-//    embedding or LM head ops.
+//    weights and Adam moments, its 1/tp of the embedding included; with distributed_optimizer the 12
+//    bytes of optimizer state only for 1/(cp × dp) of them, as Megatron's distributed optimizer
+//    shards it over the data-parallel ranks with CP; its gradient reduce-scatter and parameter
+//    all-gather move the bytes of the all-reduce the step traces) held as one allocation; no embedding
+//    or LM head ops.
 // The world is TP × SP × DP, TP innermost (strategies/layer_strategy.hpp: ParallelShape): without
 // tensor parallelism world rank r is rank r % degree of SP group r / degree, so an SP group occupies
 // consecutive GPUs (one node when it fits). The attention strategy runs on the SP (CP) group; layer and

@@ -65,6 +65,7 @@ struct StepConfig {
   const LayerInfo* layer = nullptr;          // the layer strategy; nullptr: replicated
   Options layer_options;                     // complete
   int dp = 1;                                // data-parallel replicas of the TP × SP group
+  bool distributed_optimizer = false;        // optimizer state sharded over the CP × DP ranks (model scope)
   std::uint64_t bucket_bytes = 25ull << 20;  // DDP gradient bucket cap
   double compute_slowdown = 0.1;             // σ: compute runs 1/(1+σ) as fast during communication
 };

@@ -13,6 +13,7 @@ strategies::StepConfig step_config(const Config& c) {
   s.layer = &c.layer.info();
   s.layer_options = c.layer.options;
   s.dp = c.parallel.dp;
+  s.distributed_optimizer = c.parallel.distributed_optimizer;
   s.bucket_bytes = c.parallel.bucket_bytes();
   s.compute_slowdown = c.simulation.compute_slowdown;
   return s;

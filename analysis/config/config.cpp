@@ -191,6 +191,7 @@ Config parse_fields(const Json& doc, const fs::path& source, const strategies::R
   if (c.strategy.degree == 0)
     throw InputError("strategy.degree", "missing the context-parallel degree: give strategy.degree or parallel.cp");
   c.layer = parse_layer(root, c.parallel.tp);
+  c.parallel.distributed_optimizer = parallel.boolean_or("distributed_optimizer", false);
   if (parallel.has("bucket_mb")) {
     c.parallel.bucket_mb = expect_positive_number(parallel.at("bucket_mb"), parallel.path("bucket_mb"));
     if (c.parallel.bucket_mb > 1e12)  // past 2^60 bytes: "one bucket of everything" is 1e6 already

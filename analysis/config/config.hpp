@@ -48,6 +48,9 @@ struct LayerConfig {
 struct ParallelConfig {
   int tp = 1;  // tensor-parallel group size (layer strategy megatron_sp); the CP degree is strategy.degree
   int dp = 1;  // data-parallel replicas of the TP × CP group (world = tp × strategy.degree × dp)
+  // Megatron's distributed optimizer (ZeRO-1): each rank keeps the optimizer state (fp32 master weights
+  // and Adam moments, 12 of the 16 bytes per parameter) of 1/(cp × dp) of its parameters.
+  bool distributed_optimizer = false;
   // DDP gradient bucket size in MiB (PyTorch's bucket_cap_mb; 25 by default): layer and model scopes
   // all-reduce weight gradients in buckets of at least this size as backward finishes them.
   double bucket_mb = 25;

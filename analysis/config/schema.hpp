@@ -36,7 +36,7 @@ inline const std::vector<std::string> passes = {"fwd", "fwd+bwd"};
 
 inline const std::vector<std::string> strategy_keys = {"name", "degree", "options"};
 inline const std::vector<std::string> layer_keys = {"name", "options"};
-inline const std::vector<std::string> parallel_keys = {"tp", "cp", "dp", "bucket_mb"};
+inline const std::vector<std::string> parallel_keys = {"tp", "cp", "dp", "bucket_mb", "distributed_optimizer"};
 
 // The `collectives` section: one key per kind whose algorithm a config chooses (rt::tuned_kinds()) and
 // "protocol". The valid values are the simulator's (derived, not copied): a collectives-registry

@@ -21,7 +21,8 @@ enum class Kind : std::uint8_t {
   boolean,
   option,
   layer_option,
-  strategy
+  strategy,
+  parallel
 };
 
 // A settable path and what a value on it must be. Values are checked here, one by one, so that a point
@@ -82,6 +83,9 @@ std::vector<Settable> settable(const strategies::Registry& registry) {
   out.push_back({"parallel.cp", Kind::integer, 1, {}});
   out.push_back({"parallel.dp", Kind::integer, 1, {}});
   out.push_back({"parallel.bucket_mb", Kind::positive_number, 0, {}});
+  out.push_back({"parallel.distributed_optimizer", Kind::boolean, 0, {}});
+  // A whole layout ({"tp", "cp", "dp", …}), so one axis can list splits of the same GPUs.
+  out.push_back({"parallel", Kind::parallel, 0, schema::parallel_keys});
   for (rt::CommKind k : rt::tuned_kinds())
     out.push_back(
         {"collectives." + std::string(rt::comm_kind_name(k)), Kind::choice, 0, schema::algorithm_choices(k)});
@@ -136,6 +140,23 @@ void check_layer_option_value(const std::string& option, const Json& value, cons
                                 "'; valid choices: " + join_names(choices));
 }
 
+// A parallel object: known keys, each of its type (the per-key checks of the parser run per point).
+void check_parallel_value(const Json& value, const std::string& where, const std::vector<std::string>& keys) {
+  if (!value.is_object())
+    throw InputError(where, "expected a parallel object such as {\"tp\": 2, \"cp\": 4}, got " + describe_json(value));
+  for (const auto& item : value.items()) {
+    const std::string at = json_child(where, item.key());
+    if (std::find(keys.begin(), keys.end(), item.key()) == keys.end())
+      throw InputError(at, "unknown key '" + item.key() + "'; valid keys: " + join_names(keys));
+    if (item.key() == "bucket_mb")
+      (void)expect_positive_number(item.value(), at);
+    else if (item.key() == "distributed_optimizer")
+      (void)expect_bool(item.value(), at);
+    else
+      (void)expect_integer(item.value(), at, 1);
+  }
+}
+
 void check_strategy_value(const Json& value, const std::string& where,
                           const std::vector<std::string>& names) {
   if (!value.is_object())
@@ -179,6 +200,9 @@ void check_value(const Settable& s, const Json& value, const std::string& where,
     case Kind::strategy:
       check_strategy_value(value, where, s.choices);
       return;
+    case Kind::parallel:
+      check_parallel_value(value, where, s.choices);
+      return;
   }
 }
 
@@ -217,6 +241,12 @@ std::string sweep_value_text(const Json& value) {
     if (value.contains("degree"))
       args += (args.empty() ? "" : ", ") + std::string("P=") + value.at("degree").dump();
     return args.empty() ? text : text + "(" + args + ")";
+  }
+  if (value.is_object()) {  // a parallel layout: "tp=2, cp=16"
+    std::string text;
+    for (const auto& item : value.items())
+      text += (text.empty() ? "" : ", ") + item.key() + "=" + sweep_value_text(item.value());
+    return text;
   }
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
@@ -270,9 +300,9 @@ Json point_document(const Json& doc, const std::vector<SweepValue>& values) {
     const Json value = Json::parse(v.json);
     // strategy.degree and parallel.cp say one thing: the one a point sets replaces the other.
     const bool sets_degree = v.path == "strategy.degree" || (v.path == "strategy" && value.contains("degree"));
+    const bool sets_cp = v.path == "parallel.cp" || (v.path == "parallel" && value.contains("cp"));
     if (sets_degree && out.contains("parallel") && out["parallel"].is_object()) out["parallel"].erase("cp");
-    if (v.path == "parallel.cp" && out.contains("strategy") && out["strategy"].is_object())
-      out["strategy"].erase("degree");
+    if (sets_cp && out.contains("strategy") && out["strategy"].is_object()) out["strategy"].erase("degree");
     if (value.is_object() && node->contains(key) && (*node)[key].is_object()) {
       // A strategy object replaces the fields it names; its options replace the base's wholesale
       // (another strategy's options would not apply), and a new name without options drops them.

@@ -38,6 +38,25 @@ std::vector<CheckCell> run_checks(const fs::path& check_config) {
   return out;
 }
 
+constexpr int tp_check_sizes[] = {2, 4};
+
+std::vector<TpCheckCell> run_tp_checks(const fs::path& check_config) {
+  if (check_config.empty()) return {};
+  const Config base = load_config(check_config);
+  if (base.layer.name != "megatron_sp" || base.layer.options.at("sequence_parallel") != "false")
+    throw InputError(check_config.string(), "the tensor-parallel contrast needs a megatron_sp layer with "
+                                            "sequence_parallel false (the column-parallel dX all-reduce)");
+  std::vector<TpCheckCell> out;
+  for (const char* reduction : {"sum", "sum_div"})
+    for (int tp : tp_check_sizes) {
+      const std::vector<SweepValue> values = {
+          {"parallel.tp", std::to_string(tp), "", std::nullopt},
+          {"layer.options.dx_reduction", std::string("\"") + reduction + "\"", "", std::nullopt}};
+      out.push_back({reduction, tp, run_check(config_with(base, values))});
+    }
+  return out;
+}
+
 void require_axes(const Config& c) {
   for (const char* path : {"strategy.options.grad_reduction", "workload.seq_len", "model.preset"})
     if (std::none_of(c.sweep.begin(), c.sweep.end(), [&](const SweepAxis& a) { return a.path == path; }))
@@ -155,6 +174,42 @@ std::string check_section(const ReportData& d) {
            "α is the best-fit scale ⟨g, g_ref⟩/⟨g_ref, g_ref⟩.\n\n";
   }
   return out + t.to_markdown() + "\n";
+}
+
+std::string tp_check_section(const ReportData& d) {
+  if (d.tp_checks.empty()) return "";
+  Table t({{"dx_reduction", Align::left},
+           {"tp", Align::right},
+           {"verdict", Align::left},
+           {"dLN2.gamma α", Align::right},
+           {"dLN1.gamma α", Align::right},
+           {"dWq α", Align::right},
+           {"dW1 α", Align::right},
+           {"failing tensors", Align::right},
+           {"dX", Align::left}});
+  for (const auto& c : d.tp_checks) {
+    int failing = 0;
+    for (const auto& x : c.result.tensors) failing += x.cmp.pass ? 0 : 1;
+    auto alpha = [&](const char* n) {
+      const auto* x = tensor(c.result, n);
+      return x ? format_fixed(x->cmp.alpha, 4) : "-";
+    };
+    const auto* dx = tensor(c.result, "dX");
+    t.add_row({c.dx_reduction, std::to_string(c.tp), c.result.pass() ? "PASS" : "FAIL", alpha("dLN2.gamma"),
+               alpha("dLN1.gamma"), alpha("dWq"), alpha("dW1"),
+               std::to_string(failing) + " of " + std::to_string(c.result.tensors.size()),
+               dx ? (dx->cmp.pass ? "exact" : dx->cmp.diagnosis) : "-"});
+  }
+  const auto& r = d.tp_checks.front().result;
+  return "## (c) Gradient check: column-parallel tensor parallelism, with and without a ÷tp\n\n"
+         "The same pre-LN layer split Megatron's way (`layer: megatron_sp`, `sequence_parallel: false`, the\n"
+         "shapes of `" +
+         r.config_name +
+         "`): Q/K/V and W1 column-parallel, Wo and W2 row-parallel over tp ranks, each\n"
+         "column-parallel block's input gradient all-reduced over the TP group (`dx_reduction: sum`), or that\n"
+         "all-reduce divided by tp (`sum_div`, the ÷ RSA applies, here on purpose); " +
+         std::string(rt::dtype_name(r.dtype)) + ", tolerance " + format_scientific(r.tolerance, 1) +
+         ".\n\n" + t.to_markdown() + "\n";
 }
 
 std::string experiment_title(const Config& c) {
@@ -309,6 +364,31 @@ std::string answers(const ReportData& d) {
     << f.oom_ring << " with ring, " << f.oom_rs_only
     << " where only reduce-scatter is. The ring's memory advantage matters where the gradient\nbuffer "
     << "dominates: fused attention without score rows (Ring Attention), or s/P near the head dimension.\n\n";
+  if (!d.tp_checks.empty()) {
+    std::string sum_verdict = "passes", div_alphas;
+    for (const auto& c : d.tp_checks) {
+      if (c.dx_reduction == "sum" && !c.result.pass()) sum_verdict = "does NOT pass everywhere";
+      if (c.dx_reduction == "sum_div")
+        if (const auto* x = tensor(c.result, "dLN2.gamma"))
+          div_alphas += (div_alphas.empty() ? "" : ", ") + format_fixed(x->cmp.alpha, 4) + " at tp = " +
+                        std::to_string(c.tp);
+    }
+    o << "**4. Why does column-parallel tensor parallelism all-reduce dX without dividing?** Because its\n"
+      << "partial input gradients are the terms of one sum too. Rank t holds the output features t of a\n"
+      << "column-parallel linear, Y_t = X W_tᵀ, so dX = Σ_t dY_t W_t: each rank's dY_t W_t is the part of\n"
+      << "the sum over the output (hidden) dimension that its slice owns, and the all-reduce adds the parts.\n"
+      << "RSA's all-reduce is the same kind of sum, over the query chunks: dK_j = Σ_i dS_ijᵀ Q_i, one term\n"
+      << "per rank i. Neither is a mean. Megatron's layer with the plain all-reduce " << sum_verdict
+      << " at tp = 2 and 4\n(table (c); its sequence-parallel and TP × CP layouts pass too, "
+      << "tests/strategies/megatron_test.cpp); dividing\nthe all-reduce by tp makes the gradients that flow "
+      << "only through it exactly "
+      << "1/tp of the truth (dLN2.gamma: " << div_alphas << ")\nand every gradient before it wrong by no "
+      << "uniform factor, the pattern RSA's ÷P leaves. Data parallelism is\nthe other case: each replica "
+      << "computes the whole gradient of its own micro-batch's loss, and the mean\nover replicas (÷dp after "
+      << "the all-reduce, or ReduceOp.AVG) is the gradient of the mean loss over the\nglobal batch: a "
+      << "uniform scale taken on purpose, the same for every weight, where RSA's and the\n÷tp variant's "
+      << "fall on some gradients and not others.\n\n";
+  }
   o << "The closed-form α-β-γ model (strategies/rsa/closed_form.cpp) reproduces the simulated step within "
     << range_text(f.closed_ratio, 3) << " (sim / closed form) over every point below.\n\n";
   return o.str();
@@ -336,6 +416,7 @@ ReportData collect_report(const std::vector<Config>& experiments, const ReportOp
   ReportData d;
   for (const auto& c : experiments) require_axes(c);
   d.checks = run_checks(options.check_config);
+  d.tp_checks = run_tp_checks(options.tp_check_config);
   CompareOptions co;
   co.jobs = options.jobs;
   co.simulate = options.simulate;
@@ -352,8 +433,9 @@ std::string render_report(const ReportData& d, const std::vector<std::vector<std
       "# RSA backward: is ÷P right, all-reduce or reduce-scatter, and is a ring pass worth it?\n\n"
       "ColossalAI's Ring Self-Attention all-reduces the full-length dK and dV in backward, slices out the\n"
       "local chunk and divides by the sequence-parallel world size P (and divides dQ by P too). This report\n"
-      "checks that choice and its alternatives with spsim: a gradient check on CPU ranks, and the\n"
-      "simulated cost of each variant on DGX A100 clusters.\n\n"
+      "checks that choice and its alternatives with spsim: a gradient check on CPU ranks, the same check\n"
+      "of column-parallel tensor parallelism (whose backward all-reduces dX and divides by nothing), and\n"
+      "the simulated cost of each variant on DGX A100 clusters.\n\n"
       "Generated by `" +
       command + "`; do not edit by hand (a test fails when it is stale).\n\n";
   out += answers(d);
@@ -367,6 +449,7 @@ std::string render_report(const ReportData& d, const std::vector<std::vector<std
       "the full-length partial sum the variant allocates (strategies/rsa/memory.cpp).\n\n";
   for (std::size_t i = 0; i < d.experiments.size(); ++i)
     out += experiment_section(d, i, i < plot_files.size() ? plot_files[i] : std::vector<std::string>{});
+  out += tp_check_section(d);
   out +=
       "## How the numbers are made\n\n"
       "* Gradients: real float64 math on P threads, compared tensor by tensor with a single-device "

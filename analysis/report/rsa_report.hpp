@@ -20,8 +20,16 @@ struct CheckCell {
   CheckResult result;
 };
 
+// One gradient check of Megatron's column-parallel layer: dx_reduction (sum, sum_div) at tp.
+struct TpCheckCell {
+  std::string dx_reduction;
+  int tp = 0;
+  CheckResult result;
+};
+
 struct ReportData {
   std::vector<CheckCell> checks;           // every variant × P ∈ {2, 4, 8}
+  std::vector<TpCheckCell> tp_checks;      // sum and sum_div × tp ∈ {2, 4} (none without tp_check_config)
   std::vector<CompareResult> experiments;  // one per experiment config, in the order given
   std::vector<Config> configs;             // the experiment configs (for titles and cluster names)
 };
@@ -29,6 +37,9 @@ struct ReportData {
 struct ReportOptions {
   std::filesystem::path out_dir;       // README.md and the plots go here (created if missing)
   std::filesystem::path check_config;  // the layer the gradient check runs at each P and variant
+  // The megatron_sp layer (sequence_parallel false) the tensor-parallel contrast varies over tp and
+  // dx_reduction; empty: no such section.
+  std::filesystem::path tp_check_config;
   SimulateFn simulate;
   int jobs = 1;
   bool plots = true;    // false: README only (no gnuplot needed)
