@@ -83,9 +83,7 @@ LayerGrads SpLayer::backward(const Tensor& dy_in, GradSink& sink) {
   Saved& sv = *saved_;
   const std::int64_t rows = sv.x.dim(0), s = rows / batch_, hd = model_.head_dim;
   auto& P = params_;
-  LayerGrads out;
-  for (std::size_t i = 0; i < P.names.size(); ++i)
-    out.weights.add(P.names[i], dev_.zeros(P.tensors[i].shape()));
+  LayerGrads out{Tensor(), P.zeros_like(dev_)};
   auto& W = out.weights;
   // Gradients as they become final, in the order backward completes them.
   auto final_grads = [&](std::initializer_list<const char*> names) {

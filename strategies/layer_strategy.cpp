@@ -26,6 +26,12 @@ void NamedTensors::add(std::string name, Tensor t) {
   tensors.push_back(std::move(t));
 }
 
+NamedTensors NamedTensors::zeros_like(rt::Device& dev) const {
+  NamedTensors out;
+  for (std::size_t i = 0; i < names.size(); ++i) out.add(names[i], dev.zeros(tensors[i].shape()));
+  return out;
+}
+
 rt::Shape ParamShard::local() const {
   rt::Shape s = whole;
   if (dim >= 0) s[static_cast<std::size_t>(dim)] = len;
@@ -50,7 +56,20 @@ Strides strides_of(const rt::Shape& whole, int dim) {
 }
 }  // namespace
 
+namespace {
+// The slice must lie inside `whole` and `values` hold `expected` elements.
+void check_slice(const ParamShard& p, std::size_t values, std::int64_t expected) {
+  const bool inside = p.dim < 0 || (p.dim < static_cast<int>(p.whole.size()) && p.start >= 0 && p.len >= 0 &&
+                                    p.start + p.len <= p.whole[static_cast<std::size_t>(p.dim)]);
+  if (!inside || static_cast<std::int64_t>(values) != expected)
+    throw rt::RuntimeError("parameter shard " + p.name + " of " + rt::to_string(p.whole) + ": slice [" +
+                           std::to_string(p.start) + ", " + std::to_string(p.start + p.len) + ") along dim " +
+                           std::to_string(p.dim) + " and " + std::to_string(values) + " values do not fit");
+}
+}  // namespace
+
 std::vector<double> ParamShard::take(const std::vector<double>& whole_values) const {
+  check_slice(*this, whole_values.size(), rt::numel(whole));
   if (dim < 0) return whole_values;
   const Strides s = strides_of(whole, dim);
   std::vector<double> out;
@@ -63,6 +82,8 @@ std::vector<double> ParamShard::take(const std::vector<double>& whole_values) co
 }
 
 void ParamShard::put(const std::vector<double>& local_values, std::vector<double>& whole_values) const {
+  check_slice(*this, local_values.size(), rt::numel(local()));
+  check_slice(*this, whole_values.size(), rt::numel(whole));
   if (dim < 0) {
     whole_values = local_values;
     return;

@@ -31,6 +31,8 @@ struct NamedTensors {
   [[nodiscard]] const rt::Tensor& at(const std::string& name) const;
   [[nodiscard]] rt::Tensor& at(const std::string& name);
   void add(std::string name, rt::Tensor t);
+  // Zero-filled tensors of the same names and shapes on `dev` (a layer's weight gradients).
+  [[nodiscard]] NamedTensors zeros_like(rt::Device& dev) const;
 };
 
 // The part of one layer parameter (layer_param_shapes: name and whole shape) a rank holds: the whole

@@ -25,22 +25,25 @@ std::vector<int> colors(const ParallelShape& s, int (*of)(const ParallelShape&, 
   return out;
 }
 
-// The buckets of every reduction group: a gradient goes to its parameter's group's buckets.
+// The buckets of every reduction group (none for a group of one rank): a gradient goes to its
+// parameter's group's buckets.
 class GroupBuckets final : public GradSink {
  public:
   GroupBuckets(const std::vector<rt::Comm*>& comms, std::uint64_t cap) {
-    for (rt::Comm* c : comms) buckets_.push_back(std::make_unique<GradBuckets>(*c, cap));
+    for (rt::Comm* c : comms) buckets_.push_back(c ? std::make_unique<GradBuckets>(*c, cap) : nullptr);
   }
   void bind(const std::vector<ParamShard>& shards, const std::vector<std::size_t>& group) {
     for (std::size_t i = 0; i < shards.size(); ++i) group_of_[shards[i].name] = group[i];
   }
   void ready(const std::string& param, rt::Tensor grad) override {
-    buckets_.at(group_of_.at(param))->ready(std::move(grad));
+    if (auto& b = buckets_.at(group_of_.at(param))) b->ready(std::move(grad));
   }
   // Posts every group's open bucket, then waits for them all.
   void finish() {
-    for (auto& b : buckets_) b->flush();
-    for (auto& b : buckets_) b->finish();
+    for (auto& b : buckets_)
+      if (b) b->flush();
+    for (auto& b : buckets_)
+      if (b) b->finish();
   }
 
  private:
@@ -53,6 +56,18 @@ class GroupBuckets final : public GradSink {
 ParallelShape step_shape(const StepConfig& config) {
   return {config.tp, config.degree, config.dp};
 }
+
+namespace {
+// The step's layout, checked against the ranks it runs on (the groups are split from it).
+ParallelShape checked_shape(const StepConfig& config, const rt::Comm& world) {
+  const ParallelShape s = step_shape(config);
+  if (s.world() != world.size())
+    throw rt::RuntimeError("Step: tp × degree × dp = " + std::to_string(s.tp) + " × " + std::to_string(s.cp) +
+                           " × " + std::to_string(s.dp) + " ranks, but the world has " +
+                           std::to_string(world.size()));
+  return s;
+}
+}  // namespace
 
 bool step_sequence_first(const StepConfig& config) {
   return config.workload.scope != models::Scope::attention && layer_of(config).sequence_first;
@@ -75,7 +90,7 @@ Step::Step(const StepConfig& config, const StrategyInfo& info, rt::Device& dev, 
     : config_(config),
       info_(info),
       layer_(layer_of(config)),
-      shape_(step_shape(config)),
+      shape_(checked_shape(config, world)),
       dev_(dev),
       world_(world),
       tp_(shape_.tp > 1 ? world.split(colors(shape_, [](const ParallelShape& s, int r) { return r / s.tp; }))
@@ -129,8 +144,9 @@ void Step::make_grad_groups() {
     if (it == seen.end()) {
       seen.push_back(color);
       std::unique_ptr<rt::Comm> group = split_by(world_, color);
-      rt::Comm* comm = group ? group.get() : &world_;
-      grad_comms_.push_back(comm);
+      // A shard no other rank holds has nothing to sum with (a world of one rank keeps its bucket: the
+      // replicated layer at degree 1 reduces as it always has).
+      grad_comms_.push_back(group ? (group->size() > 1 ? group.get() : nullptr) : &world_);
       if (group) owned_comms_.push_back(std::move(group));
       it = seen.end() - 1;
     }

@@ -65,7 +65,8 @@ struct StepData {
 
 class Step {
  public:
-  // Makes the inputs (StepData) and the strategy. `world` has tp × degree × dp ranks.
+  // Makes the inputs (StepData) and the strategy. `world` has tp × degree × dp ranks (RuntimeError
+  // otherwise).
   Step(const StepConfig& config, const StrategyInfo& info, rt::Device& dev, rt::Comm& world,
        const StepData& data);
   ~Step();
@@ -73,7 +74,7 @@ class Step {
   Step& operator=(const Step&) = delete;
 
   void forward();
-  // Requires forward(); the weight gradients are summed over the world when it returns.
+  // Requires forward(); each weight gradient is summed over its ParamShard's group when it returns.
   void backward();
 
   // Global token positions of this rank's rows: its SP rank's share of the sequence layout (attention
@@ -107,7 +108,8 @@ class Step {
   std::vector<std::int64_t> positions_;  // the SP rank's
   std::vector<std::int64_t> rows_;       // this rank's (positions() above)
   std::vector<ParamShard> shards_;
-  // Weight-gradient reduction: per parameter (shards_ order) its group's index in grad_comms_.
+  // Weight-gradient reduction: per parameter (shards_ order) its group's index in grad_comms_ (nullptr:
+  // a shard no other rank holds, nothing to sum).
   std::vector<std::size_t> grad_group_;
   std::vector<rt::Comm*> grad_comms_;
   std::vector<std::unique_ptr<rt::Comm>> owned_comms_;

@@ -1,4 +1,4 @@
-// The gradient check: inputs, reference, the strategy on P thread ranks, and the comparison.
+// The gradient check: inputs, reference, the strategy on tp × P thread ranks, and the comparison.
 #include "analysis/check/check.hpp"
 
 #include <cmath>
@@ -35,7 +35,7 @@ struct RankSetup {
   const Config& cfg;
   const strategies::StrategyInfo& info;
   models::AttnProblem problem;
-  strategies::StepConfig step;  // one SP group, forward and backward, one gradient bucket
+  strategies::StepConfig step;  // one TP × SP group, forward and backward, one bucket per reduction group
 };
 
 Outcome check_attention(const RankSetup& s) {
@@ -147,9 +147,10 @@ void dump(const Outcome& o, const std::filesystem::path& dir) {
 
 }  // namespace
 
-// The step config of a check: the strategy on one SP group (data parallelism would only multiply the
-// summed weight gradients), forward and backward whatever workload.passes says, and every weight
-// gradient summed in one bucket at the end, so the numbers do not depend on parallel.bucket_mb.
+// The step config of a check: the strategy on one TP × SP group (data parallelism would only multiply
+// the summed weight gradients), forward and backward whatever workload.passes says, and every weight
+// gradient summed in one bucket per reduction group at the end, so the numbers do not depend on
+// parallel.bucket_mb.
 strategies::StepConfig check_step_config(const Config& cfg) {
   strategies::StepConfig s = step_config(cfg);
   s.dp = 1;
@@ -235,7 +236,7 @@ std::string render_check(const CheckResult& r) {
     failed += x.cmp.pass ? 0 : 1;
   }
   const std::string layer =
-      r.layer.empty() || (r.layer == "replicated" && r.tp == 1)
+      !layer_shown(r.layer, r.tp)
           ? ""
           : "layer " + r.layer + " (" + options_text(r.layer_options) + "), tp = " + std::to_string(r.tp) + ", ";
   std::string out = "spsim check: " + r.config_name + "\n" + layer + "strategy " + r.strategy + " (" +

@@ -1,4 +1,4 @@
-// Gradient check (DESIGN.md §8): run a strategy on P CPU ranks (threads backend) and compare every
+// Gradient check (DESIGN.md §8): run a strategy on tp × P CPU ranks (threads backend) and compare every
 // output and gradient with the single-device float64 reference.
 #pragma once
 
@@ -42,7 +42,7 @@ struct CheckOptions {
 
 // The step a check runs: the strategy on one TP × SP group (data parallelism would only multiply the
 // summed weight gradients), forward and backward whatever workload.passes says, every weight gradient summed
-// in one bucket at the end (so the numbers do not depend on parallel.bucket_mb).
+// in one bucket per reduction group at the end (so the numbers do not depend on parallel.bucket_mb).
 [[nodiscard]] strategies::StepConfig check_step_config(const Config& config);
 
 [[nodiscard]] CheckResult run_check(const Config& config, const CheckOptions& options = {});

@@ -104,11 +104,14 @@ StrategyConfig parse_strategy(const JsonObject& root, const strategies::Registry
   return out;
 }
 
-// `layer` (optional): the layer strategy's name and options; the default name follows parallel.tp.
+// `layer` (optional): the layer strategy's name and options. Without a name it is megatron_sp when
+// parallel.tp > 1 or options are given (the replicated layer has none; at tp 1 megatron_sp computes
+// what it does), else replicated.
 LayerConfig parse_layer(const JsonObject& root, int tp) {
   const auto obj = root.object_or_empty("layer", schema::layer_keys);
   LayerConfig out;
-  out.name = obj.choice_or("name", strategies::layer_strategy_names(), tp > 1 ? "megatron_sp" : "replicated");
+  out.name = obj.choice_or("name", strategies::layer_strategy_names(),
+                           tp > 1 || obj.has("options") ? "megatron_sp" : "replicated");
   out.entry = strategies::find_layer_strategy(out.name);
   out.options = parse_options(obj);
   return out;
@@ -187,6 +190,7 @@ Config parse_fields(const Json& doc, const fs::path& source, const strategies::R
                                                 std::to_string(c.strategy.degree) +
                                                 " both give the context-parallel degree and differ; give one");
     c.strategy.degree = cp;
+    c.strategy.degree_key = parallel.path("cp");
   }
   if (c.strategy.degree == 0)
     throw InputError("strategy.degree", "missing the context-parallel degree: give strategy.degree or parallel.cp");
@@ -234,9 +238,10 @@ void check_sizes(const Config& c) {
   if (m.layers > 100000)
     throw InputError("model.layers", "at most 100000 layers, got " + std::to_string(m.layers));
   if (c.world() > (std::int64_t{1} << 20))
-    throw InputError("parallel", "parallel.tp × strategy.degree × parallel.dp = " + std::to_string(c.parallel.tp) +
-                                     " × " + std::to_string(c.strategy.degree) + " × " +
-                                     std::to_string(c.parallel.dp) + " ranks, more than the 1048576 spsim simulates");
+    throw InputError(c.world_key(), "parallel.tp × " + c.strategy.degree_key + " × parallel.dp = " +
+                                        std::to_string(c.parallel.tp) + " × " + std::to_string(c.strategy.degree) +
+                                        " × " + std::to_string(c.parallel.dp) +
+                                        " ranks, more than the 1048576 spsim simulates");
 }
 
 // Cross-field constraints; completes the strategy options with their defaults.
@@ -247,30 +252,7 @@ void finalize(Config& c, const strategies::Registry& registry) {
   c.strategy.options = registry.complete_options(info, c.strategy.options, "strategy.options");
   const strategies::LayerInfo& layer = c.layer.info();
   c.layer.options = strategies::complete_layer_options(layer, c.layer.options, "layer.options");
-  const models::AttnProblem problem = models::attention_problem(c.model, c.workload);
-  if (c.workload.scope == models::Scope::attention) {
-    if (c.parallel.tp > 1)
-      throw InputError("parallel.tp", "tensor parallelism (tp " + std::to_string(c.parallel.tp) +
-                                          ") shards a layer's weights: use workload.scope layer or model");
-    if (c.layer.name != "replicated")
-      throw InputError("layer.name", "layer strategy '" + c.layer.name +
-                                         "' needs workload.scope layer or model, not attention");
-  } else if (auto refusal = layer.check(c.model, problem, {c.parallel.tp, c.strategy.degree, c.parallel.dp},
-                                        c.layer.options)) {
-    throw InputError(refusal->where, refusal->why);
-  }
-  const models::AttnProblem local =
-      c.workload.scope == models::Scope::attention
-          ? problem
-          : layer.attention_problem(problem, c.parallel.tp, c.layer.options);
-  if (info.check) {
-    if (auto reason = info.check(local, c.strategy.degree, c.strategy.options))
-      throw InputError("strategy", "'" + c.strategy.name + "' at degree " + std::to_string(c.strategy.degree) +
-                                       (c.parallel.tp > 1 ? " on each TP rank's " + std::to_string(local.heads) +
-                                                                " heads"
-                                                          : std::string()) +
-                                       " cannot run this workload: " + *reason);
-  }
+  check_parallel_layout(c);
 }
 
 // `doc` with its cluster section replaced by the --cluster argument.
@@ -294,6 +276,32 @@ Json with_cluster_override(Json doc, const ConfigOverrides& overrides) {
 }
 
 }  // namespace
+
+void check_parallel_layout(const Config& c) {
+  const strategies::LayerInfo& layer = c.layer.info();
+  const models::AttnProblem problem = models::attention_problem(c.model, c.workload);
+  if (c.workload.scope == models::Scope::attention) {
+    if (c.parallel.tp > 1)
+      throw InputError("parallel.tp", "tensor parallelism (tp " + std::to_string(c.parallel.tp) +
+                                          ") shards a layer's weights: use workload.scope layer or model");
+    if (c.layer.name != "replicated")
+      throw InputError("layer.name", "layer strategy '" + c.layer.name +
+                                         "' needs workload.scope layer or model, not attention");
+  } else if (auto refusal = layer.check(c.model, problem, {c.parallel.tp, c.strategy.degree, c.parallel.dp},
+                                        c.layer.options)) {
+    throw InputError(refusal->where, refusal->why);
+  }
+  const auto& info = c.strategy.info();
+  if (!info.check) return;
+  const models::AttnProblem local = c.workload.scope == models::Scope::attention
+                                        ? problem
+                                        : layer.attention_problem(problem, c.parallel.tp, c.layer.options);
+  if (auto reason = info.check(local, c.strategy.degree, c.strategy.options))
+    throw InputError("strategy", "'" + c.strategy.name + "' at degree " + std::to_string(c.strategy.degree) +
+                                     (c.parallel.tp > 1 ? " on each TP rank's " + std::to_string(local.heads) + " heads"
+                                                        : std::string()) +
+                                     " cannot run this workload: " + *reason);
+}
 
 Config parse_config(const Json& doc, const fs::path& source, const strategies::Registry& registry) {
   if (!doc.is_object())

@@ -28,7 +28,8 @@ namespace spsim::analysis {
 
 struct StrategyConfig {
   std::string name;
-  int degree = 1;               // sequence-parallel group size
+  int degree = 1;               // sequence-parallel (context-parallel) group size
+  std::string degree_key = "strategy.degree";  // the config key that gave it (or "parallel.cp")
   strategies::Options options;  // complete (defaults filled in) and validated against the registry
   const strategies::StrategyInfo* entry = nullptr;  // the registry entry of `name` (set by the parser)
   // The registry entry: `entry`, or for a config built by hand (tests) the built-in strategy `name`
@@ -129,7 +130,21 @@ struct Config {
   [[nodiscard]] std::int64_t world() const {
     return static_cast<std::int64_t>(parallel.tp) * strategy.degree * parallel.dp;
   }
+  // The key to name when the world is too large: the last factor above 1 of dp, tp, the CP degree.
+  [[nodiscard]] std::string world_key() const {
+    return parallel.dp > 1 ? "parallel.dp" : parallel.tp > 1 ? "parallel.tp" : strategy.degree_key;
+  }
 };
+
+// Whether output names the layer strategy: tensor parallelism or a layer strategy other than the
+// replicated default (shared by check, simulate and run output).
+[[nodiscard]] inline bool layer_shown(const std::string& layer, int tp) {
+  return tp > 1 || (!layer.empty() && layer != "replicated");
+}
+
+// The layout's constraints on the model (heads, kv_heads, ffn_hidden and seq_len against tp and the CP
+// degree; the attention strategy's own check on the heads one TP rank holds): InputError naming the key.
+void check_parallel_layout(const Config& config);
 
 // What the command line replaces in a config before it is parsed.
 struct ConfigOverrides {

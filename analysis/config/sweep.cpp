@@ -84,7 +84,8 @@ std::vector<Settable> settable(const strategies::Registry& registry) {
   out.push_back({"parallel.dp", Kind::integer, 1, {}});
   out.push_back({"parallel.bucket_mb", Kind::positive_number, 0, {}});
   out.push_back({"parallel.distributed_optimizer", Kind::boolean, 0, {}});
-  // A whole layout ({"tp", "cp", "dp", …}), so one axis can list splits of the same GPUs.
+  // A layout object ({"tp", "cp", "dp", …}; the keys it names replace the base's), so one axis can list
+  // splits of the same GPUs.
   out.push_back({"parallel", Kind::parallel, 0, schema::parallel_keys});
   for (rt::CommKind k : rt::tuned_kinds())
     out.push_back(
@@ -277,6 +278,21 @@ std::vector<SweepAxis> parse_sweep_axes(const JsonObject& root, const strategies
     }
     axes.push_back(std::move(axis));
   }
+  // strategy.degree and parallel.cp give one number: two axes setting it would overwrite each other.
+  std::vector<std::string> cp_axes;
+  for (const auto& axis : axes) {
+    const bool sets = axis.path == "strategy.degree" || axis.path == "parallel.cp" ||
+                      std::any_of(axis.values.begin(), axis.values.end(), [&](const SweepValue& v) {
+                        const Json j = Json::parse(v.json);
+                        return j.is_object() && ((axis.path == "strategy" && j.contains("degree")) ||
+                                                 (axis.path == "parallel" && j.contains("cp")));
+                      });
+    if (sets) cp_axes.push_back(axis.path);
+  }
+  if (cp_axes.size() > 1)
+    throw InputError("sweep", "the axes " + join_names(cp_axes) +
+                                  " all set the context-parallel degree (strategy.degree, parallel.cp); sweep it "
+                                  "on one axis");
   (void)point_count(axes);
   return axes;
 }

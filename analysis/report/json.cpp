@@ -28,7 +28,7 @@ nlohmann::json check_to_json(const CheckResult& r) {
   j["config"] = r.config_name;
   j["strategy"] = {{"name", r.strategy}, {"degree", r.degree}, {"options", r.options}};
   j["scope"] = r.scope == models::Scope::layer ? "layer" : "attention";
-  if (r.tp > 1 || (!r.layer.empty() && r.layer != "replicated"))
+  if (layer_shown(r.layer, r.tp))
     j["layer"] = {{"name", r.layer}, {"tp", r.tp}, {"options", r.layer_options}};
   j["dtype"] = rt::dtype_name(r.dtype);
   j["tolerance"] = r.tolerance;
@@ -72,10 +72,12 @@ nlohmann::json simulation_to_json(const Config& cfg, const SimSummary& s) {
                    {"causal", w.causal},
                    {"passes", w.passes == models::Passes::fwd ? "fwd" : "fwd+bwd"}};
   j["parallel"] = {{"dp", cfg.parallel.dp}, {"bucket_mb", cfg.parallel.bucket_mb}};
-  if (cfg.parallel.tp > 1 || cfg.layer.name != "replicated") {
+  if (layer_shown(cfg.layer.name, cfg.parallel.tp)) {
     j["parallel"]["tp"] = cfg.parallel.tp;
+    j["parallel"]["cp"] = cfg.strategy.degree;
     j["layer"] = {{"name", cfg.layer.name}, {"options", cfg.layer.options}};
   }
+  if (cfg.parallel.distributed_optimizer) j["parallel"]["distributed_optimizer"] = true;
   j["cluster"] = {{"name", s.cluster},
                   {"gpu", s.gpu},
                   {"gpus", s.gpus},

@@ -170,6 +170,7 @@ class RankRun {
   }
 
   [[nodiscard]] const models::AttnProblem& problem() const { return problem_; }
+  [[nodiscard]] const strategies::StepConfig& step() const { return step_; }
 
  private:
   // The step's inputs are the loaded shards and weights (made once, reused by every iteration).
@@ -306,8 +307,7 @@ RunMeasurement run_strategy(const Config& cfg, rt::Device& dev, rt::Comm& comm, 
   m.options = cfg.strategy.options;
   m.ranks = comm.size();
   m.tp = cfg.parallel.tp;
-  if (m.tp > 1 || cfg.layer.name != "replicated")
-    m.layer = cfg.layer.name + " (" + options_text(cfg.layer.options) + ")";
+  if (layer_shown(cfg.layer.name, m.tp)) m.layer = cfg.layer.name + " (" + options_text(cfg.layer.options) + ")";
   m.dtype = dev.dtype();
   m.scope = cfg.workload.scope;
   m.device = std::string(dev.name());
@@ -324,8 +324,7 @@ RunMeasurement run_strategy(const Config& cfg, rt::Device& dev, rt::Comm& comm, 
   m.ops_per_iteration = timed_dev.stats();
   m.samples = gather_samples(mine, dev, comm);
   if (options.verify) {
-    const strategies::StepConfig step = run_step_config(cfg);
-    Gatherer g(step, *info, dev, comm);
+    Gatherer g(run.step(), *info, dev, comm);
     const auto got = run.gather_results(g);
     if (comm.rank() == 0) m.verify = verify(cfg, run, got);
   }
@@ -342,7 +341,6 @@ Config run_config(const Config& config, int world_size, rt::DType dtype,
   if (config.parallel.dp != 1)
     throw InputError("parallel.dp", "run executes one SP group on the job's ranks; dp " +
                                         std::to_string(config.parallel.dp) + " is not supported (use dp 1)");
-  const auto* info = &config.strategy.info();
   Config c = config;
   const int tp = config.parallel.tp;
   if (world_size % tp != 0)
@@ -351,17 +349,14 @@ Config run_config(const Config& config, int world_size, rt::DType dtype,
                                         std::to_string(world_size) + " is not a multiple of tp " +
                                         std::to_string(tp) + "); run with a multiple of tp ranks");
   c.strategy.degree = world_size / tp;
-  const strategies::LayerInfo& layer = c.layer.info();
-  const models::AttnProblem problem = models::attention_problem(c.model, c.workload);
-  if (c.workload.scope != models::Scope::attention)
-    if (auto refusal = layer.check(c.model, problem, {tp, c.strategy.degree, 1}, c.layer.options))
-      throw InputError(refusal->where, "the run has " + std::to_string(world_size) + " ranks (cp " +
-                                           std::to_string(c.strategy.degree) + "): " + refusal->why);
-  const models::AttnProblem local = c.workload.scope == models::Scope::attention
-                                        ? problem
-                                        : layer.attention_problem(problem, tp, c.layer.options);
-  if (auto why = info->check(local, c.strategy.degree, c.strategy.options))
-    throw InputError("strategy.degree", "the run has " + std::to_string(world_size) + " ranks: " + *why);
+  try {
+    check_parallel_layout(c);
+  } catch (const InputError& e) {
+    // The ranks set the degree here: a strategy that cannot run at it is refused at strategy.degree.
+    throw InputError(e.where() == "strategy" ? "strategy.degree" : e.where(),
+                     "the run has " + std::to_string(world_size) + " ranks (tp " + std::to_string(tp) + " × cp " +
+                         std::to_string(c.strategy.degree) + "): " + e.message());
+  }
   c.workload.dtype = dtype;
   if (cluster) c.cluster = *cluster;
   return c;

@@ -21,7 +21,7 @@ std::string percent(double part, double whole) {
 std::string header(const Config& cfg, const SimSummary& s) {
   const auto& w = cfg.workload;
   std::string out = "simulate " + cfg.name + ": ";
-  const bool tp = cfg.parallel.tp > 1 || cfg.layer.name != "replicated";
+  const bool tp = layer_shown(cfg.layer.name, cfg.parallel.tp);
   if (tp)
     out += cfg.layer.name + " (" + options_text(cfg.layer.options) + "), tp " + std::to_string(cfg.parallel.tp) +
            " x ";

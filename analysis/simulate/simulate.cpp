@@ -151,19 +151,16 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
   const sim::Cluster cluster(*cfg.cluster);
   const int gpus = static_cast<int>(cluster.gpus().size());
   if (cfg.strategy.degree > gpus)
-    throw InputError("strategy.degree", "degree " + std::to_string(cfg.strategy.degree) +
-                                            " is larger than the " + std::to_string(gpus) +
-                                            " GPUs of the cluster; use at most " + std::to_string(gpus) +
-                                            " or add nodes (cluster.nodes)");
+    throw InputError(cfg.strategy.degree_key, "degree " + std::to_string(cfg.strategy.degree) +
+                                                  " is larger than the " + std::to_string(gpus) +
+                                                  " GPUs of the cluster; use at most " + std::to_string(gpus) +
+                                                  " or add nodes (cluster.nodes)");
   if (cfg.world() > gpus) {
     const std::string layout = (cfg.parallel.tp > 1 ? "tp " + std::to_string(cfg.parallel.tp) + " × " : "") +
                                "degree " + std::to_string(cfg.strategy.degree) +
                                (cfg.parallel.dp > 1 ? " × dp " + std::to_string(cfg.parallel.dp) : "");
-    const std::string where = cfg.parallel.dp > 1   ? "parallel.dp"
-                              : cfg.parallel.tp > 1 ? "parallel.tp"
-                                                    : "strategy.degree";
-    throw InputError(where, layout + " needs " + std::to_string(cfg.world()) + " GPUs; the cluster has " +
-                                std::to_string(gpus) + " (add nodes with cluster.nodes, or use fewer ranks)");
+    throw InputError(cfg.world_key(), layout + " needs " + std::to_string(cfg.world()) + " GPUs; the cluster has " +
+                                          std::to_string(gpus) + " (add nodes with cluster.nodes, or use fewer ranks)");
   }
   const sim::ComputeModel model(cluster.config().gpu, cfg.workload.dtype, "workload.dtype",
                                 cfg.simulation.attention_kernel);

@@ -126,9 +126,7 @@ class MegatronLayer final : public LayerStrategy {
   LayerGrads backward(const Tensor& dy_in, GradSink& sink) override {
     const std::int64_t nl = dy_in.dim(0), n = sp_ ? nl * t_size_ : nl, hd = model_.head_dim;
     auto& P = params_;
-    LayerGrads out;
-    for (std::size_t i = 0; i < P.names.size(); ++i)
-      out.weights.add(P.names[i], dev_.zeros(P.tensors[i].shape()));
+    LayerGrads out{Tensor(), P.zeros_like(dev_)};
     auto& W = out.weights;
     auto ready = [&](std::initializer_list<const char*> names) {
       for (const char* name : names) sink.ready(name, W.at(name));
@@ -142,13 +140,14 @@ class MegatronLayer final : public LayerStrategy {
     dev_.gelu_backward(sv_.f1, dg, df1);
     dg = Tensor();
     // W1, column-parallel.
-    Tensor dh2 = column_backward(sv_.h2, {{"w1", "b1", df1}}, W);
+    Tensor dh2 = column_backward(sv_.h2, {{"w1", "b1", std::move(df1)}}, W);
     ready({"w1", "b1"});
     Tensor dr1 = dev_.empty(dy.shape());
     dev_.copy(dy, dr1);  // residual path
     dev_.layer_norm_backward(sv_.r1, P.at("ln2.gamma"), sv_.mean2, sv_.rstd2, dh2, dr1, W.at("ln2.gamma"),
                              W.at("ln2.beta"), /*accumulate_dx=*/true);
     ready({"ln2.gamma", "ln2.beta"});
+    dh2 = Tensor();
     // Wo, row-parallel.
     Tensor do2 = dev_.empty(sv_.o2.shape()), dbo = grad_bias(W, "bo");
     dev_.linear_backward(sv_.o2, P.at("wo"), gather(dr1), do2, W.at("wo"), dbo);
@@ -157,14 +156,15 @@ class MegatronLayer final : public LayerStrategy {
         dev_.permute(do2.reshape({n, batch_, heads_, hd}), kToHeads).reshape({batch_ * heads_, n, hd});
     do2 = Tensor();
     AttnGrads g = attention_->backward(d_o);
+    d_o = Tensor();
     auto unproject = [&](const Tensor& d, std::int64_t heads) {
       return dev_.permute(d.reshape({batch_, heads, n, hd}), kFromHeads).reshape({n * batch_, heads * hd});
     };
     // Q, K, V, column-parallel: one input gradient from the three.
     Tensor dh1 = column_backward(sv_.h1,
-                                 {{"wq", "bq", unproject(g.dq, heads_)},
-                                  {"wk", "bk", unproject(g.dk, kv_heads_)},
-                                  {"wv", "bv", unproject(g.dv, kv_heads_)}},
+                                 {{"wq", "bq", unproject(std::exchange(g.dq, Tensor()), heads_)},
+                                  {"wk", "bk", unproject(std::exchange(g.dk, Tensor()), kv_heads_)},
+                                  {"wv", "bv", unproject(std::exchange(g.dv, Tensor()), kv_heads_)}},
                                  W);
     ready({"wq", "bq", "wk", "bk", "wv", "bv"});
     out.dx = dr1;  // residual path, then + the LN1 branch
@@ -237,23 +237,41 @@ class MegatronLayer final : public LayerStrategy {
   // dX = Σ dY·W runs, dX's reduction while the weight gradients dW = dYᵀ·X run. Returns dX on the local
   // rows, summed over the TP group (÷T under dx_reduction sum_div).
   [[nodiscard]] Tensor column_backward(const Tensor& x_local, std::vector<ColumnGrad> grads, NamedTensors& W) {
-    rt::Work gathering;
+    rt::Work gathering, reducing;
+    // An op that throws must not free a buffer a collective still writes: wait for both first.
+    const InFlight in_flight{gathering, reducing};
     const Tensor x = gather(x_local, &gathering);
     Tensor dx = dev_.empty({grads.front().dy.dim(0), model_.hidden});
     for (std::size_t i = 0; i < grads.size(); ++i)
       dev_.gemm(grads[i].dy, params_.at(grads[i].w), dx, rt::Trans::N, rt::Trans::N, 1.0, i == 0 ? 0.0 : 1.0);
-    rt::Work reducing;
     Tensor dxl = reduce(dx, &reducing);
     gathering.wait();
     Tensor none;
     for (auto& c : grads) {
       dev_.linear_backward(x, params_.at(c.w), c.dy, none, W.at(c.w), W.at(c.b));
-      c.dy = Tensor();
+      c.dy = Tensor();  // the caller moved its output gradient in: released as soon as it is used
     }
     reducing.wait();
     if (divide_ && t_size_ > 1) dev_.scale(dxl, 1.0 / t_size_);
     return dxl;
   }
+
+  // Waits for the collectives still in flight when a scope is left by an exception.
+  struct InFlight {
+    rt::Work& a;
+    rt::Work& b;
+    InFlight(rt::Work& first, rt::Work& second) : a(first), b(second) {}
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+    ~InFlight() {
+      for (rt::Work* w : {&a, &b}) {
+        try {
+          w->wait();
+        } catch (...) {  // NOLINT(bugprone-empty-catch): already unwinding from the first failure
+        }
+      }
+    }
+  };
 
   rt::Device& dev_;
   rt::Comm* tp_;

@@ -98,6 +98,7 @@ Modelled<MemoryEstimate> rsa_memory(const StepConfig& c) {
   e.full_grad_buffer_bytes = z.ring_reduction ? 0 : z.f;
   e.score_rows_bytes = z.s;
   if (c.workload.scope == models::Scope::attention) return e;
+  if (auto why = replicated_layer_scope(c)) return Modelled<MemoryEstimate>::none(*why);
   // Layer and model: the attention core's peak sits on top of what the layers keep. Its inputs
   // q, k, v are also what the attention keeps of a layer, and probs is the RSA state carried to backward.
   const double attention_kept = z.q + 2 * z.k + (backward ? z.s : 0);

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "analysis/check/check.hpp"
 #include "analysis/config/config.hpp"
@@ -57,8 +58,9 @@ TEST_CASE("megatron_sp matches the reference to 1e-12 at tp 1, 2, 4, with and wi
         }
 }
 
-// Each attention strategy as the CP level on the TP rank's heads (8 / tp query heads, kv 4 / tp or
-// one replicated KV head); Ulysses-based levels replicate KV heads where they are fewer than cp.
+// Each attention strategy as the CP level on the TP rank's heads (8 / tp query heads; kv_heads / tp KV
+// heads, or one held by tp / kv_heads ranks); Ulysses-based levels replicate KV heads where they are
+// fewer than cp.
 TEST_CASE("tp × cp: megatron_sp with every attention strategy matches the reference to 1e-12") {
   const std::vector<std::pair<std::string, strategies::Options>> levels = {
       {"rsa", {{"grad_reduction", "reduce_scatter"}}},
@@ -71,14 +73,16 @@ TEST_CASE("tp × cp: megatron_sp with every attention strategy matches the refer
   for (const auto& [tp, cp] : std::vector<std::pair<int, int>>{{2, 2}, {2, 4}, {4, 2}})
     for (const auto& [name, options] : levels)
       for (bool sp : {true, false})
-        for (bool causal : {false, true}) {
-          CAPTURE(tp);
-          CAPTURE(cp);
-          CAPTURE(name);
-          CAPTURE(sp);
-          CAPTURE(causal);
-          expect_exact(megatron(name, options, tp, cp, sp, causal, 4));
-        }
+        for (bool causal : {false, true})
+          for (std::int64_t kv : {4, 2}) {  // kv 2 at tp 4: each KV head held by 2 ranks, with CP
+            CAPTURE(tp);
+            CAPTURE(cp);
+            CAPTURE(name);
+            CAPTURE(sp);
+            CAPTURE(causal);
+            CAPTURE(kv);
+            expect_exact(megatron(name, options, tp, cp, sp, causal, kv));
+          }
 }
 
 // dx_reduction sum_div divides the column-parallel blocks' input gradient by tp. dLN2.gamma = Σ_rows
@@ -189,16 +193,47 @@ TEST_CASE("megatron_sp: collectives per layer against the closed form") {
         CHECK(count["forward reduce_scatter"] == 2);
         CHECK(count["backward all_gather"] == 4);
         CHECK(count["backward reduce_scatter"] == 2);
+        CHECK(bytes["forward all_gather"] == 2 * a);
+        CHECK(bytes["forward reduce_scatter"] == 2 * a);
         CHECK(bytes["backward all_gather"] == 4 * a);
+        CHECK(bytes["backward reduce_scatter"] == 2 * a);
         CHECK(count["forward all_reduce"] == 0);
         CHECK(grads_world == 6 * h * e);  // ln1, ln2 (γ, β), bo, b2
       } else {
         CHECK(count["forward all_reduce"] == 2);
         CHECK(bytes["forward all_reduce"] == 2 * a);
         CHECK(count["backward all_reduce"] == 2);
+        CHECK(bytes["backward all_reduce"] == 2 * a);
         CHECK(count["forward all_gather"] + count["backward all_gather"] == 0);
         CHECK(grads_world == 2 * h * e);  // bo, b2
       }
     }
   }
+}
+
+// The groups of tp 2 × cp 2 × dp 2 (TP innermost: world rank r is TP rank r mod 2, CP rank ⌊r/2⌋ mod 2,
+// DP replica ⌊r/4⌋), sequence parallelism on: rank 0's TP collectives run over {0, 1}, its ring passes
+// over its CP group {0, 2}, its sharded weights' gradients over the ranks with its TP rank {0, 2, 4, 6}
+// and the LayerNorm (and bo, b2) gradients over all 8.
+TEST_CASE("megatron_sp: TP, CP and gradient groups of tp 2 × cp 2 × dp 2") {
+  analysis::Config cfg = megatron("ring", {}, 2, 2, true, true, 4);
+  cfg.parallel.dp = 2;
+  cfg.workload.dtype = rt::DType::bf16;
+  const auto traces = analysis::trace_config(cfg, 1e9);
+  REQUIRE(traces.size() == 8u);
+  std::map<rt::trace::GroupId, std::vector<int>> members;
+  for (const auto& g : traces[0].groups) members[g.id] = g.members;
+  std::set<std::vector<int>> tp_groups, p2p_groups, grad_groups;
+  for (const auto& rec : traces[0].records) {
+    const auto* op = std::get_if<rt::trace::CommOp>(&rec);
+    if (!op) continue;
+    const auto& m = members.at(op->group);
+    if (op->kind == rt::trace::CommKind::all_gather || op->kind == rt::trace::CommKind::reduce_scatter)
+      tp_groups.insert(m);
+    if (op->kind == rt::trace::CommKind::sendrecv) p2p_groups.insert(m);
+    if (op->kind == rt::trace::CommKind::all_reduce) grad_groups.insert(m);
+  }
+  CHECK(tp_groups == std::set<std::vector<int>>{{0, 1}});
+  CHECK(p2p_groups == std::set<std::vector<int>>{{0, 2}});
+  CHECK(grad_groups == std::set<std::vector<int>>{{0, 2, 4, 6}, {0, 1, 2, 3, 4, 5, 6, 7}});
 }

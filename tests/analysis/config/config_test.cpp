@@ -478,7 +478,7 @@ TEST_CASE("sizes spsim cannot index or time are errors at the key that makes the
        [](Json& d) {
          d["parallel"] = Json{{"dp", 2147483647}};
        },
-       "parallel"},
+       "parallel.dp"},
       {"bucket",
        [](Json& d) {
          d["parallel"] = Json{{"bucket_mb", 1e15}};

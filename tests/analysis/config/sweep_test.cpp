@@ -236,3 +236,83 @@ TEST_CASE("a 'strategy' axis lists whole strategies, each with its own options")
   REQUIRE(e.has_value());
   CHECK(e->where() == "sweep.strategy[0].layout");
 }
+
+// A 'parallel' axis: layouts of the same GPUs; the keys a value names replace the base's, strategy.degree
+// gives way to a cp the point sets, and the cell reads "tp=2, cp=2".
+TEST_CASE("a 'parallel' axis lists layouts; strategy.degree and parallel.cp are one axis") {
+  Json doc = Json::parse(R"({
+    "schema_version": 1,
+    "model": { "hidden": 64, "heads": 8, "kv_heads": 4, "ffn_hidden": 64 },
+    "workload": { "seq_len": 32, "scope": "layer" },
+    "strategy": { "name": "ring", "degree": 4 },
+    "parallel": { "dp": 2 }
+  })");
+  doc["sweep"] = {{"parallel", Json::array({Json{{"tp", 1}, {"cp", 4}}, Json{{"tp", 2}, {"cp", 2}},
+                                            Json{{"tp", 4}, {"cp", 1}}})}};
+  const auto points = expand_sweep(parse_config(doc, ""));
+  REQUIRE(points.size() == 3);
+  for (const auto& p : points) {
+    CAPTURE(p.error);
+    REQUIRE(p.ok());
+    CHECK(p.config->world() == 8);  // tp × cp = 4, dp 2 kept from the base
+    CHECK(p.config->parallel.dp == 2);
+  }
+  CHECK(points[1].values[0].text == "tp=2, cp=2");  // keys in the order written
+  CHECK(points[1].config->strategy.degree == 2);
+  CHECK(points[1].config->layer.name == "megatron_sp");  // tp > 1: Megatron's layer by default
+  CHECK(points[0].config->layer.name == "replicated");
+  // Bad layout objects are errors at the value's key.
+  Json bad = doc;
+  bad["sweep"] = {{"parallel", Json::array({Json{{"tp", 0}}})}};
+  auto e = input_error_of([&] { (void)parse_config(bad, ""); });
+  REQUIRE(e.has_value());
+  CHECK(e->where() == "sweep.parallel[0].tp");
+  bad["sweep"] = {{"parallel", Json::array({Json{{"pp", 2}}})}};
+  e = input_error_of([&] { (void)parse_config(bad, ""); });
+  REQUIRE(e.has_value());
+  CHECK(e->where() == "sweep.parallel[0].pp");
+  CHECK(contains(e->what(), "valid keys: tp, cp, dp, bucket_mb, distributed_optimizer"));
+  // Two axes that both set the CP degree would overwrite each other.
+  bad["sweep"] = {{"strategy.degree", {2, 4}}, {"parallel", Json::array({Json{{"cp", 2}}})}};
+  e = input_error_of([&] { (void)parse_config(bad, ""); });
+  REQUIRE(e.has_value());
+  CHECK(e->where() == "sweep");
+  CHECK(contains(e->what(), "context-parallel degree"));
+  // parallel.cp alone gives the degree; strategy.degree may then be left out.
+  Json cp_only = doc;
+  cp_only.erase("sweep");
+  cp_only["strategy"].erase("degree");
+  cp_only["parallel"]["cp"] = 2;
+  CHECK(parse_config(cp_only, "").strategy.degree == 2);
+  cp_only["parallel"].erase("cp");
+  e = input_error_of([&] { (void)parse_config(cp_only, ""); });
+  REQUIRE(e.has_value());
+  CHECK(e->where() == "strategy.degree");
+}
+
+// layer options sweep like strategy options; without a layer name, options mean megatron_sp (so a tp
+// axis that includes 1 keeps its layer options valid).
+TEST_CASE("layer.options axes and the default layer with options") {
+  Json doc = Json::parse(R"({
+    "schema_version": 1,
+    "model": { "hidden": 64, "heads": 8, "kv_heads": 4, "ffn_hidden": 64 },
+    "workload": { "seq_len": 32, "scope": "layer" },
+    "strategy": { "name": "ring", "degree": 2 },
+    "layer": { "options": { "dx_reduction": "sum" } }
+  })");
+  doc["sweep"] = {{"layer.options.sequence_parallel", {true, false}}, {"parallel.tp", {1, 2}}};
+  const auto points = expand_sweep(parse_config(doc, ""));
+  REQUIRE(points.size() == 4);
+  for (const auto& p : points) {
+    CAPTURE(p.error);
+    REQUIRE(p.ok());
+    CHECK(p.config->layer.name == "megatron_sp");
+  }
+  CHECK(points[2].config->layer.options.at("sequence_parallel") == "false");
+  Json bad = doc;
+  bad["sweep"] = {{"layer.options.sequence_parallel", {"maybe"}}};
+  const auto e = input_error_of([&] { (void)parse_config(bad, ""); });
+  REQUIRE(e.has_value());
+  CHECK(e->where() == "sweep.layer.options.sequence_parallel[0]");
+  CHECK(contains(e->what(), "valid choices: true, false"));
+}

@@ -169,6 +169,21 @@ TEST_CASE("model scope: the traced step holds the model state, 16 bytes per para
   CHECK(peak(3, 1000) - peak(2, 1000) >= 16 * kLayerParams);
 }
 
+// The distributed optimizer keeps the 12 bytes of optimizer state per parameter for 1/(cp · dp) of the
+// parameters: the model state of rank 0 drops from 16 to 4 + 12/(cp · dp) bytes per parameter it holds,
+// and nothing else in the step changes, so the peaks differ by exactly 12 · (1 − 1/(cp · dp)) bytes per
+// parameter (layers and embedding), here cp 4 × dp 2.
+TEST_CASE("model scope: the distributed optimizer shards the optimizer state over cp × dp") {
+  auto cfg = model_config("ulysses", 4, 2);
+  const auto whole = analysis::simulate(cfg, spsim::analysis::SimulateOptions::without_trace_file());
+  cfg.parallel.distributed_optimizer = true;
+  const auto sharded = analysis::simulate(cfg, spsim::analysis::SimulateOptions::without_trace_file());
+  const double params = 2 * kLayerParams + 1000.0 * 256;  // 2 layers + the embedding
+  CHECK(static_cast<double>(whole.peak_memory_bytes - sharded.peak_memory_bytes) ==
+        doctest::Approx(12.0 * (1 - 1.0 / 8) * params).epsilon(1e-6));
+  CHECK(whole.step_time_s == sharded.step_time_s);
+}
+
 TEST_CASE("parallel.bucket_mb and parallel.dp: bad values name the path") {
   auto where = [](Json parallel) -> std::string {
     Json doc = {{"schema_version", 1},
