@@ -31,8 +31,8 @@ struct Workload {
   Scope scope = Scope::attention;
   Passes passes = Passes::fwd_bwd;
   // Activation recomputation (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost"): keep
-  // only each layer's input in forward and recompute the layer before its backward. Used by the memory
-  // model and the model-scope step; the attention and layer scopes trace no recomputation.
+  // only each layer's input in forward and recompute the layer before its backward. Used by the layer-
+  // and model-scope step (strategies/step.hpp) and RSA's memory model; the attention scope has no layer.
   bool recompute = false;
 };
 

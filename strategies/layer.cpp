@@ -30,10 +30,17 @@ struct SpLayer::Saved {
   Tensor x, h1, mean1, rstd1, o2, r1, h2, mean2, rstd2, f1, g;
 };
 
-SpLayer::SpLayer(StrategyContext ctx, const StrategyInfo& info, const models::ModelSpec& model,
-                 NamedTensors params)
-    : dev_(ctx.dev), model_(model), batch_(ctx.problem.batch), params_(std::move(params)) {
-  attention_ = info.create(std::move(ctx));
+SpLayer::SpLayer(LayerSetup setup, NamedTensors params)
+    : make_attention_(std::move(setup.make_attention)),
+      dev_(setup.dev),
+      model_(std::move(setup.model)),
+      batch_(setup.attention_problem.batch),
+      params_(std::move(params)),
+      attention_(make_attention_()) {}
+
+void SpLayer::forget() {
+  saved_.reset();
+  attention_ = make_attention_();  // a fresh instance holds nothing of the forward
 }
 
 SpLayer::~SpLayer() = default;

@@ -31,16 +31,18 @@ struct ParamShape {
 // The `replicated` layer strategy (layer_strategy.hpp).
 class SpLayer final : public LayerStrategy {
  public:
-  // `params` holds every tensor of layer_param_shapes(model) on ctx.dev.
-  SpLayer(StrategyContext ctx, const StrategyInfo& info, const models::ModelSpec& model, NamedTensors params);
+  // `params` holds every tensor of layer_param_shapes(model) on setup.dev.
+  SpLayer(LayerSetup setup, NamedTensors params);
   ~SpLayer() override;
 
   [[nodiscard]] rt::Tensor forward(const rt::Tensor& x) override;  // x, y: [B, s_local, hidden]
   // Each weight gradient goes to `sink` when final (its reduction is the sink's).
   [[nodiscard]] LayerGrads backward(const rt::Tensor& dy, GradSink& sink) override;
+  void forget() override;
 
  private:
   struct Saved;
+  std::function<std::unique_ptr<AttentionStrategy>()> make_attention_;
   rt::Device& dev_;
   models::ModelSpec model_;
   std::int64_t batch_;

@@ -118,8 +118,7 @@ LayerInfo replicated_layer_info() {
   };
   info.rows = [](const std::vector<std::int64_t>& positions, int, int, const Options&) { return positions; };
   info.create = [](LayerSetup setup, NamedTensors params) -> std::unique_ptr<LayerStrategy> {
-    return std::make_unique<SpLayer>(std::move(setup.attention), setup.attention_info, setup.model,
-                                     std::move(params));
+    return std::make_unique<SpLayer>(std::move(setup), std::move(params));
   };
   return info;
 }

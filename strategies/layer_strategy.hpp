@@ -71,15 +71,19 @@ class LayerStrategy {
   // layer positions (LayerInfo::rows).
   [[nodiscard]] virtual rt::Tensor forward(const rt::Tensor& x) = 0;
   [[nodiscard]] virtual LayerGrads backward(const rt::Tensor& dy, GradSink& sink) = 0;
+  // Drops everything forward kept for backward (activation recomputation: the step keeps the layer's
+  // input and runs forward again just before backward).
+  virtual void forget() = 0;
 };
 
 // What one rank's layer is built from.
 struct LayerSetup {
   rt::Device& dev;
-  rt::Comm* tp;                // the tensor-parallel group; nullptr when T = 1
-  StrategyContext attention;   // the attention strategy's: its comm is the CP group, its problem the
-                               // rank's heads (LayerInfo::attention_problem), its positions the CP rank's
-  const StrategyInfo& attention_info;
+  rt::Comm* tp;                          // the tensor-parallel group; nullptr when T = 1
+  models::AttnProblem attention_problem;  // the rank's heads (LayerInfo::attention_problem)
+  // A fresh instance of the attention strategy over the CP group on those heads, at the CP rank's
+  // positions (one per call: a layer that forgets its forward makes a new one).
+  std::function<std::unique_ptr<AttentionStrategy>()> make_attention;
   models::ModelSpec model;
   Options options;  // the layer strategy's, complete
 };

@@ -158,12 +158,14 @@ void Step::make_layers(const StepData& data) {
   const bool model = config_.workload.scope == models::Scope::model;
   const auto count = model ? config_.model.layers : 1;
   const models::AttnProblem local = layer_.attention_problem(problem_, shape_.tp, config_.layer_options);
+  local_problem_ = local;
   for (std::int64_t l = 0; l < count; ++l) {
     NamedTensors weights;
     for (const auto& shard : shards_) weights.add(shard.name, data.weight(static_cast<int>(l), shard));
-    layers_.push_back(layer_.create(
-        LayerSetup{dev_, tp_.get(), context(local), info_, config_.model, config_.layer_options},
-        std::move(weights)));
+    layers_.push_back(layer_.create(LayerSetup{dev_, tp_.get(), local,
+                                               [this] { return info_.create(context(local_problem_)); },
+                                               config_.model, config_.layer_options},
+                                    std::move(weights)));
   }
   // The layers' weights and gradients are traced tensors; the rest of the 16 bytes per parameter the
   // rank holds (fp32 master weights, Adam moments, its share of the embedding table and its gradient)
@@ -195,9 +197,14 @@ void Step::forward() {
   if (attention_) {
     outputs_ = {attention_->forward(inputs_[0], inputs_[1], inputs_[2])};
   } else {
-    // Each layer's input lives as long as that layer keeps it for its backward, not longer.
+    // Each layer's input lives as long as that layer keeps it for its backward, not longer; with
+    // recomputation the step keeps it (the layer forgets its forward) until the layer's backward.
     rt::Tensor x = std::move(inputs_[0]);
-    for (auto& layer : layers_) x = layer->forward(x);
+    for (auto& layer : layers_) {
+      if (recompute()) checkpoints_.push_back(x);
+      x = layer->forward(x);
+      if (recompute()) layer->forget();
+    }
     outputs_ = {x};
   }
   dev_.end_phase("forward");
@@ -213,6 +220,10 @@ void Step::backward() {
     buckets.bind(shards_, grad_group_);
     rt::Tensor dy = std::move(inputs_[1]);  // released once the last layer's backward has used it
     for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
+      if (recompute()) {  // the layer's forward again, from its checkpoint, just before its backward
+        (void)(*it)->forward(checkpoints_.back());
+        checkpoints_.pop_back();
+      }
       grads_.push_back((*it)->backward(dy, buckets));
       dy = grads_.back().dx;
     }

@@ -7,7 +7,9 @@
 //  * layer: one layer of the layer strategy (strategies/layer_strategy.hpp: replicated weights, or
 //    Megatron's sharded ones) with input x and upstream dY [B, n, hidden] on the rank's layer rows;
 //  * model: model.layers such layers one after another (forward in order, backward in reverse, every
-//    layer's activations kept for its backward, as training without recomputation does), and the rest
+//    layer's activations kept for its backward; with workload.recompute only each layer's input, the
+//    layer's forward run again just before its backward, as full activation recomputation does —
+//    Chen et al. 2016, Megatron's --recompute-granularity full; layer scope likewise), and the rest
 //    of the model state (16 bytes per parameter the rank holds: bf16 weights and gradients, fp32 master
 //    weights and Adam moments, its 1/tp of the embedding included; with distributed_optimizer the 12
 //    bytes of optimizer state only for 1/(cp × dp) of them, as Megatron's distributed optimizer
@@ -90,6 +92,10 @@ class Step {
 
  private:
   [[nodiscard]] bool attention_scope() const { return config_.workload.scope == models::Scope::attention; }
+  // Full activation recomputation (workload.recompute, layer and model scopes, with a backward).
+  [[nodiscard]] bool recompute() const {
+    return config_.workload.recompute && !attention_scope() && config_.workload.passes == models::Passes::fwd_bwd;
+  }
   [[nodiscard]] StrategyContext context(const models::AttnProblem& problem);
   void make_attention(const StepData& data);
   void make_layers(const StepData& data);
@@ -118,7 +124,9 @@ class Step {
   std::unique_ptr<AttentionStrategy> attention_;
   std::vector<std::unique_ptr<LayerStrategy>> layers_;
   std::vector<rt::Tensor> outputs_;
-  std::vector<LayerGrads> grads_;  // weight gradients live until the step ends (last layer first)
+  std::vector<LayerGrads> grads_;
+  models::AttnProblem local_problem_;      // what one TP rank's attention strategy solves
+  std::vector<rt::Tensor> checkpoints_;    // recomputation: each layer's input, until its backward  // weight gradients live until the step ends (last layer first)
 };
 
 }  // namespace spsim::strategies

@@ -75,14 +75,19 @@ class MegatronLayer final : public LayerStrategy {
         tp_(setup.tp),
         t_size_(setup.tp ? setup.tp->size() : 1),
         model_(setup.model),
-        batch_(setup.attention.problem.batch),
-        heads_(setup.attention.problem.heads),
-        kv_heads_(setup.attention.problem.kv_heads),
+        batch_(setup.attention_problem.batch),
+        heads_(setup.attention_problem.heads),
+        kv_heads_(setup.attention_problem.kv_heads),
         sp_(sequence_parallel(setup.options) && setup.tp != nullptr),
         divide_(setup.options.at("dx_reduction") == "sum_div"),
         bias_owner_(setup.tp == nullptr || setup.tp->rank() == 0),
-        params_(std::move(params)) {
-    attention_ = setup.attention_info.create(std::move(setup.attention));
+        params_(std::move(params)),
+        make_attention_(std::move(setup.make_attention)),
+        attention_(make_attention_()) {}
+
+  void forget() override {
+    sv_ = Saved{};
+    attention_ = make_attention_();  // a fresh instance holds nothing of the forward
   }
 
   Tensor forward(const Tensor& x) override {
@@ -280,6 +285,7 @@ class MegatronLayer final : public LayerStrategy {
   std::int64_t batch_, heads_, kv_heads_;
   bool sp_, divide_, bias_owner_;
   NamedTensors params_;
+  std::function<std::unique_ptr<AttentionStrategy>()> make_attention_;
   std::unique_ptr<AttentionStrategy> attention_;
   Saved sv_;
 };

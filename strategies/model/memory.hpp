@@ -74,7 +74,7 @@
 //   attention core keeps): x, h1, o2, r1, h2 (5·rows·hidden), mean/rstd ×2 (4·rows), f1, g
 //   (2·rows·ffn), q, k, v (Q + 2K) and for RSA the probs S; rows = B·s/P.
 //   With workload.recompute only each layer's input x is kept, and one layer's activations are rebuilt
-//   during its backward (Chen et al. 2016).
+//   during its backward (Chen et al. 2016), as the traced step does (strategies/step.hpp).
 // The traced step (strategies/step.hpp) holds the same 16 bytes per parameter, except that each
 // layer's gradients are allocated during its backward (as PyTorch does after zero_grad(set_to_none)),
 // when later layers' activations are already freed: this model, which counts all gradients and all

@@ -237,3 +237,42 @@ TEST_CASE("megatron_sp: TP, CP and gradient groups of tp 2 × cp 2 × dp 2") {
   CHECK(p2p_groups == std::set<std::vector<int>>{{0, 2}});
   CHECK(grad_groups == std::set<std::vector<int>>{{0, 2, 4, 6}, {0, 1, 2, 3, 4, 5, 6, 7}});
 }
+
+// Full activation recomputation: each layer keeps only its input and runs forward again just before its
+// backward. The gradients are the same math (checked exactly), and the backward phase of the trace holds
+// the forward's ops once more: its FLOPs and the bytes it sends are those of backward plus forward.
+TEST_CASE("recomputation: exact gradients, and backward = backward + forward in the trace") {
+  for (const char* layer : {"replicated", "megatron_sp"}) {
+    CAPTURE(layer);
+    analysis::Config cfg = megatron("ring", {{"layout", "zigzag"}}, layer == std::string("replicated") ? 1 : 2,
+                                    2, true, true, 4);
+    if (layer == std::string("replicated")) {
+      cfg.layer.name = "replicated";
+      cfg.layer.entry = strategies::find_layer_strategy("replicated");
+      cfg.layer.options = {};
+    }
+    cfg.workload.recompute = true;
+    expect_exact(cfg);
+    cfg.workload.dtype = rt::DType::bf16;
+    struct Totals {
+      double flops = 0, sent = 0;
+    };
+    auto phases = [&](bool recompute) {
+      cfg.workload.recompute = recompute;
+      std::map<std::string, Totals> out;
+      const auto traces = analysis::trace_config(cfg, 1e9);
+      std::string phase = "forward";
+      for (const auto& rec : traces[0].records) {
+        if (const auto* b = std::get_if<rt::trace::PhaseBegin>(&rec)) phase = b->name;
+        if (const auto* op = std::get_if<rt::trace::ComputeOp>(&rec)) out[phase].flops += op->flops;
+        if (const auto* op = std::get_if<rt::trace::CommOp>(&rec); op && op->kind != rt::trace::CommKind::all_reduce)
+          out[phase].sent += static_cast<double>(op->bytes);
+      }
+      return out;
+    };
+    auto plain = phases(false), again = phases(true);
+    CHECK(again["forward"].flops == plain["forward"].flops);
+    CHECK(again["backward"].flops == doctest::Approx(plain["backward"].flops + plain["forward"].flops).epsilon(1e-12));
+    CHECK(again["backward"].sent == plain["backward"].sent + plain["forward"].sent);
+  }
+}

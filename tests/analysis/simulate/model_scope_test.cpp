@@ -184,6 +184,21 @@ TEST_CASE("model scope: the distributed optimizer shards the optimizer state ove
   CHECK(whole.step_time_s == sharded.step_time_s);
 }
 
+// workload.recompute: each layer keeps only its input (the step holds it) and runs forward again before
+// its backward. The forward is the same ops, so the same time; the backward runs every forward once
+// more; the peak drops because only one layer's activations are live in backward (4 layers here).
+TEST_CASE("model scope: recomputation trades a second forward for the activations") {
+  Json model = small_model();
+  model["layers"] = 4;
+  auto cfg = model_config("ring", 4, 1, 25, model, 4096);
+  const auto full = analysis::simulate(cfg, spsim::analysis::SimulateOptions::without_trace_file());
+  cfg.workload.recompute = true;
+  const auto again = analysis::simulate(cfg, spsim::analysis::SimulateOptions::without_trace_file());
+  CHECK(again.forward_s == full.forward_s);
+  CHECK(again.backward_s > full.backward_s + 0.9 * full.forward_s);
+  CHECK(again.peak_memory_bytes < full.peak_memory_bytes);
+}
+
 TEST_CASE("parallel.bucket_mb and parallel.dp: bad values name the path") {
   auto where = [](Json parallel) -> std::string {
     Json doc = {{"schema_version", 1},
