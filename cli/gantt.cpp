@@ -39,7 +39,7 @@ Action add_gantt(CLI::App& app) {
     options.memory_limit = rt::host_memory_limit(max_memory(args->max_memory));
     const auto summary = analysis::simulate(config, options);
     analysis::write_gantt(bars,
-                          config.name + ": one step (" + std::to_string(config.strategy.degree) + " ranks)",
+                          config.name + ": one step (" + std::to_string(config.world()) + " ranks)",
                           args->out, "--out");
     std::cout << "wrote " << args->out << " (step " << summary.step_time_s * 1e3 << " ms)\n";
     return 0;

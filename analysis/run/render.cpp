@@ -64,9 +64,9 @@ Prediction predict_run(const Config& config) {
     const sim::Cluster cluster(*config.cluster);
     p.cluster = cluster.config().name + " (" + cluster.config().gpu.name + ")";
     const auto gpus = static_cast<int>(cluster.gpus().size());
-    if (gpus < config.strategy.degree) {
+    if (gpus < config.world()) {
       p.note = "the cluster " + p.cluster + " has " + std::to_string(gpus) + " devices, the run has " +
-               std::to_string(config.strategy.degree) + " ranks";
+               std::to_string(config.world()) + " ranks";
       return p;
     }
     p.summary = simulate(config);
