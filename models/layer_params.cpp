@@ -25,7 +25,7 @@ void require_positive(std::string_view field, std::int64_t value) {
 
 [[noreturn]] void unknown_name(std::string_view name) {
   std::string valid;
-  for (std::string_view n : kLayerParamNames) valid += (valid.empty() ? "" : ", ") + std::string(n);
+  for (std::string_view n : kSwigluLayerParamNames) valid += (valid.empty() ? "" : ", ") + std::string(n);
   throw std::out_of_range("LayerParams: no tensor named '" + std::string(name) + "' (valid: " + valid + ")");
 }
 
@@ -77,8 +77,9 @@ LayerParams make_layer_params(const ModelSpec& spec) {
                zeros("wv", {kv_width, hidden}), zeros("bv", {kv_width}),
                zeros("wo", {hidden, q_width}),  zeros("bo", {hidden}),
                zeros("ln2.gamma", {hidden}),    zeros("ln2.beta", {hidden}),
-               zeros("w1", {ffn, hidden}),      zeros("b1", {ffn}),
-               zeros("w2", {hidden, ffn}),      zeros("b2", {hidden})};
+               zeros("w1", {ffn, hidden}),      zeros("b1", {ffn})};
+  if (spec.mlp == Mlp::swiglu) p.tensors.insert(p.tensors.end(), {zeros("w3", {ffn, hidden}), zeros("b3", {ffn})});
+  p.tensors.insert(p.tensors.end(), {zeros("w2", {hidden, ffn}), zeros("b2", {hidden})});
   return p;
 }
 

@@ -14,7 +14,8 @@
 //   wo, bo       [hidden, H*D], [hidden]   attention output projection
 //   ln2.gamma    [hidden]              LayerNorm before the MLP (scale)
 //   ln2.beta     [hidden]              LayerNorm before the MLP (shift)
-//   w1, b1       [ffn, hidden], [ffn]  MLP up projection (ffn = ffn_hidden)
+//   w1, b1       [ffn, hidden], [ffn]  MLP up projection (ffn = ffn_hidden); SwiGLU: the gate
+//   w3, b3       [ffn, hidden], [ffn]  SwiGLU only: the up projection the gate multiplies
 //   w2, b2       [hidden, ffn], [hidden]   MLP down projection
 #pragma once
 
@@ -32,6 +33,10 @@ namespace spsim::models {
 inline constexpr std::array<std::string_view, 16> kLayerParamNames = {
     "ln1.gamma", "ln1.beta", "wq",        "bq",       "wk", "bk", "wv", "bv",
     "wo",        "bo",       "ln2.gamma", "ln2.beta", "w1", "b1", "w2", "b2"};
+// A SwiGLU layer's names: kLayerParamNames with w3, b3 after b1.
+inline constexpr std::array<std::string_view, 18> kSwigluLayerParamNames = {
+    "ln1.gamma", "ln1.beta", "wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo", "ln2.gamma", "ln2.beta",
+    "w1",        "b1",       "w3", "b3", "w2", "b2"};
 
 // One named, row-major tensor of doubles.
 struct NamedTensor {
@@ -43,7 +48,7 @@ struct NamedTensor {
 };
 
 struct LayerParams {
-  std::vector<NamedTensor> tensors;  // in kLayerParamNames order
+  std::vector<NamedTensor> tensors;  // in kLayerParamNames order (kSwigluLayerParamNames for SwiGLU)
 
   // Throws std::out_of_range naming the unknown name and the valid ones.
   [[nodiscard]] const NamedTensor& at(std::string_view name) const;
@@ -54,7 +59,8 @@ struct LayerParams {
 // Throws InputError("model.<field>", ...) unless every dimension is positive and heads % kv_heads == 0.
 void check_layer_spec(const ModelSpec& spec);
 
-// All 16 tensors with their shapes from `spec`, filled with zeros (also the shape of a gradient set).
+// All 16 tensors (18 for SwiGLU) with their shapes from `spec`, filled with zeros (also the shape of a
+// gradient set).
 [[nodiscard]] LayerParams make_layer_params(const ModelSpec& spec);
 
 // Deterministic initialisation: tensor i draws from SplitMix64(derive_seed(seed, i)) (models/random.hpp).

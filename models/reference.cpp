@@ -166,6 +166,23 @@ Mat gelu_backward(const Mat& u, const Mat& dg) {
       .matrix();
 }
 
+double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+// SwiGLU's gate: g = silu(u) ⊙ v, silu(u) = u σ(u).
+Mat swiglu(const Mat& u, const Mat& v) {
+  return (u.unaryExpr([](double x) { return x * sigmoid(x); }).array() * v.array()).matrix();
+}
+// du = dg ⊙ v ⊙ σ(u)(1 + u(1 − σ(u))), dv = dg ⊙ silu(u).
+std::pair<Mat, Mat> swiglu_backward(const Mat& u, const Mat& v, const Mat& dg) {
+  const Mat du =
+      (dg.array() * v.array() *
+       u.unaryExpr([](double x) { return sigmoid(x) * (1.0 + x * (1.0 - sigmoid(x))); }).array())
+          .matrix();
+  const Mat dv = (dg.array() * u.unaryExpr([](double x) { return x * sigmoid(x); }).array()).matrix();
+  return {du, dv};
+}
+
 struct LayerDims {
   Idx batch, seq, hidden, heads, kv_heads, head_dim;
   [[nodiscard]] Idx rows() const { return batch * seq; }
@@ -225,11 +242,11 @@ struct LayerCache {
   Mat o_tok;                          // attention output back in token layout [B*S, H*D]
   Mat r1;
   LayerNormResult ln2;
-  Mat u, g;
+  Mat u, up, g;  // MLP: u = W1 h2 (the gate under SwiGLU), up = W3 h2 (SwiGLU only), g its activation
   Mat y;
 };
 
-LayerCache run_layer_forward(const LayerDims& d, bool causal, const LayerParams& p,
+LayerCache run_layer_forward(const LayerDims& d, bool causal, Mlp mlp, const LayerParams& p,
                              std::span<const double> x) {
   LayerCache c;
   c.x = ConstMatMap(x.data(), d.rows(), d.hidden);
@@ -242,7 +259,12 @@ LayerCache run_layer_forward(const LayerDims& d, bool causal, const LayerParams&
   c.r1 = c.x + linear(c.o_tok, p.at("wo"), p.at("bo"));
   c.ln2 = layer_norm(c.r1, p.at("ln2.gamma"), p.at("ln2.beta"));
   c.u = linear(c.ln2.y, p.at("w1"), p.at("b1"));
-  c.g = gelu(c.u);
+  if (mlp == Mlp::swiglu) {
+    c.up = linear(c.ln2.y, p.at("w3"), p.at("b3"));
+    c.g = swiglu(c.u, c.up);
+  } else {
+    c.g = gelu(c.u);
+  }
   c.y = c.r1 + linear(c.g, p.at("w2"), p.at("b2"));
   return c;
 }
@@ -335,7 +357,7 @@ AttnRefGrads attention_backward(const AttnProblem& problem, std::span<const doub
 LayerRefOut layer_forward(const ModelSpec& spec, std::int64_t batch, std::int64_t seq, bool causal,
                           const LayerParams& params, std::span<const double> x) {
   const LayerDims d = check_layer_inputs(spec, batch, seq, params, x);
-  LayerCache c = run_layer_forward(d, causal, params, x);
+  LayerCache c = run_layer_forward(d, causal, spec.mlp, params, x);
   return LayerRefOut{flat(c.y),         flat(c.ln1.y), std::move(c.q), std::move(c.k), std::move(c.v),
                      std::move(c.attn), flat(c.r1),    flat(c.ln2.y),  flat(c.u)};
 }
@@ -345,17 +367,23 @@ LayerRefGrads layer_backward(const ModelSpec& spec, std::int64_t batch, std::int
                              std::span<const double> dy) {
   const LayerDims d = check_layer_inputs(spec, batch, seq, params, x);
   require_size("layer dy", dy.size(), static_cast<std::int64_t>(x.size()));
-  const LayerCache c = run_layer_forward(d, causal, params, x);
+  const LayerCache c = run_layer_forward(d, causal, spec.mlp, params, x);
   const LayerParams& p = params;
   LayerRefGrads grads;
   grads.params = make_layer_params(spec);
   LayerParams& g = grads.params;
   const Mat d_y = ConstMatMap(dy.data(), d.rows(), d.hidden);
 
-  // MLP branch: y = r1 + W2 GeLU(W1 LN2(r1)); the residual passes d_y straight to r1.
+  // MLP branch: y = r1 + W2 act(W1 LN2(r1) [, W3 LN2(r1)]); the residual passes d_y straight to r1.
   const Mat d_g = linear_backward(c.g, p.at("w2"), d_y, g.at("w2"), g.at("b2"));
-  const Mat d_u = gelu_backward(c.u, d_g);
-  const Mat d_h2 = linear_backward(c.ln2.y, p.at("w1"), d_u, g.at("w1"), g.at("b1"));
+  Mat d_h2;
+  if (spec.mlp == Mlp::swiglu) {
+    const auto [d_u, d_v] = swiglu_backward(c.u, c.up, d_g);
+    d_h2 = linear_backward(c.ln2.y, p.at("w1"), d_u, g.at("w1"), g.at("b1"));
+    d_h2 += linear_backward(c.ln2.y, p.at("w3"), d_v, g.at("w3"), g.at("b3"));
+  } else {
+    d_h2 = linear_backward(c.ln2.y, p.at("w1"), gelu_backward(c.u, d_g), g.at("w1"), g.at("b1"));
+  }
   const Mat d_r1 =
       d_y + layer_norm_backward(c.ln2, p.at("ln2.gamma"), d_h2, g.at("ln2.gamma"), g.at("ln2.beta"));
 

@@ -24,10 +24,12 @@
 //   r1 = x + (o Woᵀ + bo)
 //   h2 = LN2(r1)
 //   u = h2 W1ᵀ + b1;  g = GeLU(u) = 0.5 u (1 + erf(u/√2))   (exact GeLU, Hendrycks and Gimpel 2016)
+//   SwiGLU (model.mlp): also v = h2 W3ᵀ + b3, and g = silu(u) ⊙ v, silu(u) = u σ(u)    (Shazeer 2020)
 //   y = r1 + (g W2ᵀ + b2)
 // Backward of LN with x̂ = (z − mean) · rstd, rstd = 1/√(var + eps), dx̂ = dy ⊙ gamma, n = hidden:
 //   dgamma = Σ_rows dy ⊙ x̂;  dbeta = Σ_rows dy;  dz = rstd (dx̂ − mean(dx̂) − x̂ mean(dx̂ ⊙ x̂))
 // Backward of GeLU: du = dg (Φ(u) + u φ(u)), Φ/φ the standard normal CDF/PDF.
+// Backward of SwiGLU: du = dg ⊙ v ⊙ σ(u)(1 + u(1 − σ(u))), dv = dg ⊙ silu(u); dh2 sums both branches.
 //
 // Note for gradient checks: the gradient of bk is identically zero (bk adds q_i·bk to every score of
 // row i and the row softmax is shift-invariant), so the reference's dbk is rounding noise (~1e-16).
@@ -83,7 +85,7 @@ struct LayerRefOut {
   std::vector<double> attn;  // [B*H, S, D]      attention core output o
   std::vector<double> r1;    // [B, S, hidden]   first residual sum
   std::vector<double> h2;    // [B, S, hidden]   LN2(r1)
-  std::vector<double> u;     // [B, S, ffn]      MLP pre-activation
+  std::vector<double> u;     // [B, S, ffn]      MLP pre-activation (SwiGLU: the gate's)
 };
 
 struct LayerRefGrads {

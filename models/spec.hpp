@@ -8,6 +8,10 @@
 
 namespace spsim::models {
 
+// The MLP block: GeLU (GPT, BERT: y = W2 GeLU(W1 x)) or SwiGLU (Llama, Mistral: y = W2 (silu(W1 x) ⊙
+// W3 x), a third ffn × hidden matrix; Shazeer 2020).
+enum class Mlp : std::uint8_t { gelu, swiglu };
+
 // Transformer dimensions (from a preset, explicit fields, or a Hugging Face config.json).
 struct ModelSpec {
   std::string name = "custom";
@@ -18,6 +22,7 @@ struct ModelSpec {
   std::int64_t ffn_hidden = 0;  // MLP inner width
   std::int64_t layers = 1;
   std::int64_t vocab = 0;
+  Mlp mlp = Mlp::gelu;
 };
 
 enum class Scope : std::uint8_t { attention, layer, model };

@@ -342,5 +342,13 @@ OpCost gelu_backward(const Shape& x, DType dt) {
   return {OpClass::elementwise, 15 * elems(x), 2 * bytes_of(x, dt), bytes_of(x, dt)};
 }
 
+OpCost swiglu(const Shape& x, DType dt) {
+  return {OpClass::elementwise, 6 * elems(x), 2 * bytes_of(x, dt), bytes_of(x, dt)};
+}
+
+OpCost swiglu_backward(const Shape& x, DType dt) {
+  return {OpClass::elementwise, 11 * elems(x), 3 * bytes_of(x, dt), 2 * bytes_of(x, dt)};
+}
+
 }  // namespace cost
 }  // namespace spsim::rt

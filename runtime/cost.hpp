@@ -148,6 +148,12 @@ struct Accumulated {
 // gelu backward dx = dy·(Φ(x) + x·φ(x)): Φ as above ≈ 8, φ = exp(−x²/2)/√(2π) ≈ 4, x·φ + Φ (2),
 // times dy (1) → 15 flops/elt. Reads x, dy; writes dx.
 [[nodiscard]] OpCost gelu_backward(const Shape& x, DType dt);
+// swiglu y = u σ(u) · v: σ = 1/(1 + exp(−u)) ≈ 4 (exp ≈ 2, add, divide), two products → 6 flops/elt.
+// Reads gate and up, writes y.
+[[nodiscard]] OpCost swiglu(const Shape& x, DType dt);
+// swiglu backward: σ(u) ≈ 4, silu = u σ (1), dup = dy·silu (1), σ(1 + u(1 − σ)) (3), dgate = dy·up·(…)
+// (2) → 11 flops/elt. Reads gate, up, dy; writes dgate, dup.
+[[nodiscard]] OpCost swiglu_backward(const Shape& x, DType dt);
 
 }  // namespace cost
 }  // namespace spsim::rt

@@ -8,7 +8,7 @@
 //    h / (H/Hkv) of sample b.) An output with a smaller batch count receives the SUM over the batches
 //    that map to it (used for dK/dV of GQA).
 //  * Ops write into caller-allocated outputs; `accumulate` / `beta` add into existing contents.
-//    Elementwise ops (add, scale, gelu*) allow the output to alias an input.
+//    Elementwise ops (add, scale, gelu*, swiglu*) allow the output to alias an input.
 //  * Masks are built from global token positions, so causal masking is right for any layout.
 #pragma once
 
@@ -112,6 +112,11 @@ class Device {
   // Exact GeLU: y = x Φ(x) = 0.5 x (1 + erf(x / √2)); backward dx = dy (Φ(x) + x φ(x)).
   virtual void gelu(const Tensor& x, Tensor& y) = 0;
   virtual void gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) = 0;
+  // SwiGLU's gate (Shazeer 2020, "GLU Variants Improve Transformer"): y = silu(gate) ⊙ up, silu(u) =
+  // u σ(u). Backward: dgate = dy ⊙ up ⊙ σ(u)(1 + u(1 − σ(u))), dup = dy ⊙ silu(u). All one shape.
+  virtual void swiglu(const Tensor& gate, const Tensor& up, Tensor& y) = 0;
+  virtual void swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate,
+                               Tensor& dup) = 0;
 
   // ---- annotations ---------------------------------------------------------------------------
   // Phase markers ("forward", "backward", ...): timing backends time them, trace records them.

@@ -87,5 +87,12 @@ void TimedDevice::gelu(const Tensor& x, Tensor& y) {
 void TimedDevice::gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
   timed(OpClass::elementwise, [&] { inner_.gelu_backward(x, dy, dx); });
 }
+void TimedDevice::swiglu(const Tensor& gate, const Tensor& up, Tensor& y) {
+  timed(OpClass::elementwise, [&] { inner_.swiglu(gate, up, y); });
+}
+void TimedDevice::swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate,
+                                  Tensor& dup) {
+  timed(OpClass::elementwise, [&] { inner_.swiglu_backward(gate, up, dy, dgate, dup); });
+}
 
 }  // namespace spsim::rt

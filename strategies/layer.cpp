@@ -11,14 +11,17 @@ using rt::Tensor;
 
 std::vector<ParamShape> layer_param_shapes(const models::ModelSpec& m) {
   const std::int64_t qd = m.heads * m.head_dim, kvd = m.kv_heads * m.head_dim;
-  return {{"ln1.gamma", {m.hidden}},        {"ln1.beta", {m.hidden}},
-          {"wq", {qd, m.hidden}},           {"bq", {qd}},
-          {"wk", {kvd, m.hidden}},          {"bk", {kvd}},
-          {"wv", {kvd, m.hidden}},          {"bv", {kvd}},
-          {"wo", {m.hidden, qd}},           {"bo", {m.hidden}},
-          {"ln2.gamma", {m.hidden}},        {"ln2.beta", {m.hidden}},
-          {"w1", {m.ffn_hidden, m.hidden}}, {"b1", {m.ffn_hidden}},
-          {"w2", {m.hidden, m.ffn_hidden}}, {"b2", {m.hidden}}};
+  std::vector<ParamShape> out = {{"ln1.gamma", {m.hidden}},        {"ln1.beta", {m.hidden}},
+                                 {"wq", {qd, m.hidden}},           {"bq", {qd}},
+                                 {"wk", {kvd, m.hidden}},          {"bk", {kvd}},
+                                 {"wv", {kvd, m.hidden}},          {"bv", {kvd}},
+                                 {"wo", {m.hidden, qd}},           {"bo", {m.hidden}},
+                                 {"ln2.gamma", {m.hidden}},        {"ln2.beta", {m.hidden}},
+                                 {"w1", {m.ffn_hidden, m.hidden}}, {"b1", {m.ffn_hidden}}};
+  if (m.mlp == models::Mlp::swiglu)
+    out.insert(out.end(), {{"w3", {m.ffn_hidden, m.hidden}}, {"b3", {m.ffn_hidden}}});
+  out.insert(out.end(), {{"w2", {m.hidden, m.ffn_hidden}}, {"b2", {m.hidden}}});
+  return out;
 }
 
 namespace {
@@ -27,7 +30,7 @@ constexpr std::array<int, 4> kSwapSeqHeads = {0, 2, 1, 3};  // [B, s, H, D] <-> 
 }  // namespace
 
 struct SpLayer::Saved {
-  Tensor x, h1, mean1, rstd1, o2, r1, h2, mean2, rstd2, f1, g;
+  Tensor x, h1, mean1, rstd1, o2, r1, h2, mean2, rstd2, f1, f3, g;  // f3: SwiGLU's up projection
 };
 
 SpLayer::SpLayer(LayerSetup setup, NamedTensors params)
@@ -78,7 +81,13 @@ Tensor SpLayer::forward(const Tensor& x) {
   sv.f1 = dev_.empty({rows, model_.ffn_hidden});
   dev_.linear(sv.h2, P.at("w1"), P.at("b1"), sv.f1);
   sv.g = dev_.empty(sv.f1.shape());
-  dev_.gelu(sv.f1, sv.g);
+  if (model_.mlp == models::Mlp::swiglu) {
+    sv.f3 = dev_.empty(sv.f1.shape());
+    dev_.linear(sv.h2, P.at("w3"), P.at("b3"), sv.f3);
+    dev_.swiglu(sv.f1, sv.f3, sv.g);
+  } else {
+    dev_.gelu(sv.f1, sv.g);
+  }
   Tensor f2 = dev_.empty(a.shape());
   dev_.linear(sv.g, P.at("w2"), P.at("b2"), f2);
   Tensor y = dev_.empty(a.shape());
@@ -102,10 +111,18 @@ LayerGrads SpLayer::backward(const Tensor& dy_in, GradSink& sink) {
   dev_.linear_backward(sv.g, P.at("w2"), dy, dg, W.at("w2"), W.at("b2"));
   final_grads({"w2", "b2"});
   Tensor df1 = dev_.empty(sv.f1.shape());
-  dev_.gelu_backward(sv.f1, dg, df1);
   Tensor dh2 = dev_.empty(sv.h2.shape());
-  dev_.linear_backward(sv.h2, P.at("w1"), df1, dh2, W.at("w1"), W.at("b1"));
-  final_grads({"w1", "b1"});
+  if (model_.mlp == models::Mlp::swiglu) {
+    Tensor df3 = dev_.empty(sv.f3.shape());
+    dev_.swiglu_backward(sv.f1, sv.f3, dg, df1, df3);
+    dev_.linear_backward(sv.h2, P.at("w1"), df1, dh2, W.at("w1"), W.at("b1"));
+    dev_.linear_backward(sv.h2, P.at("w3"), df3, dh2, W.at("w3"), W.at("b3"), /*accumulate_dx=*/true);
+    final_grads({"w1", "b1", "w3", "b3"});
+  } else {
+    dev_.gelu_backward(sv.f1, dg, df1);
+    dev_.linear_backward(sv.h2, P.at("w1"), df1, dh2, W.at("w1"), W.at("b1"));
+    final_grads({"w1", "b1"});
+  }
   Tensor dr1 = dev_.empty(dy.shape());
   dev_.copy(dy, dr1);  // residual path
   dev_.layer_norm_backward(sv.r1, P.at("ln2.gamma"), sv.mean2, sv.rstd2, dh2, dr1, W.at("ln2.gamma"),

@@ -19,7 +19,14 @@ namespace {
 struct ModelFields {
   std::string name = "custom";
   std::optional<std::int64_t> hidden, heads, kv_heads, head_dim, ffn_hidden, layers, vocab;
+  std::optional<models::Mlp> mlp;
 };
+
+// `mlp` of a preset file or the config's model section.
+void read_mlp(const JsonObject& obj, ModelFields& fields) {
+  if (obj.has("mlp"))
+    fields.mlp = obj.choice_or("mlp", schema::mlp_kinds, "gelu") == "swiglu" ? models::Mlp::swiglu : models::Mlp::gelu;
+}
 
 using FieldPtr = std::optional<std::int64_t> ModelFields::*;
 
@@ -37,6 +44,7 @@ FieldPtr field_of(const std::string& key) {
 void read_dims(const JsonObject& obj, ModelFields& fields) {
   for (const auto& dim : schema::model_dims)
     if (obj.has(dim.key)) fields.*field_of(dim.key) = obj.integer(dim.key, dim.min);
+  read_mlp(obj, fields);
 }
 
 // Hugging Face key -> our field. Llama/BERT-style names first, GPT-2-style names as a fallback.
@@ -79,6 +87,11 @@ ModelFields read_hf_config(const JsonObject& model, const fs::path& base_dir) {
     throw InputError(where,
                      "'" + file.string() +
                          "' has no hidden_size / num_attention_heads; is it a Hugging Face model config?");
+  // Llama-style configs (hidden_act silu / swish) gate their MLP with a third projection: SwiGLU.
+  if (auto it = doc.find("hidden_act"); it != doc.end() && it->is_string()) {
+    const std::string act = it->get<std::string>();
+    if (act == "silu" || act == "swish") fields.mlp = models::Mlp::swiglu;
+  }
   return fields;
 }
 
@@ -98,7 +111,7 @@ ModelFields read_preset(const std::string& name, const std::string& where) {
   }
   const fs::path file = config_dir() / "models" / (name + ".json");
   const Json doc = read_json_file(file, where);
-  std::vector<std::string> allowed = {"source"};
+  std::vector<std::string> allowed = {"source", "mlp"};
   for (const auto& dim : schema::model_dims) allowed.emplace_back(dim.key);
   const JsonObject obj(doc, file.string() + ":", allowed);
   (void)obj.string("source");  // every preset says where its numbers come from
@@ -124,6 +137,7 @@ models::ModelSpec finish(const ModelFields& f) {
   m.ffn_hidden = f.ffn_hidden.value_or(4 * m.hidden);
   m.layers = f.layers.value_or(1);
   m.vocab = f.vocab.value_or(0);
+  m.mlp = f.mlp.value_or(models::Mlp::gelu);
   return m;
 }
 

@@ -56,6 +56,7 @@ std::vector<std::string> option_names(const strategies::Registry& registry) {
 std::vector<Settable> settable(const strategies::Registry& registry) {
   std::vector<Settable> out;
   out.push_back({"model.preset", Kind::choice, 0, model_preset_names()});
+  out.push_back({"model.mlp", Kind::choice, 0, schema::mlp_kinds});
   for (const auto& dim : schema::model_dims)
     out.push_back({std::string("model.") + dim.key, Kind::integer, dim.min, {}});
   out.push_back({"workload.seq_len", Kind::integer, 1, {}});

@@ -125,4 +125,13 @@ void CpuDevice::gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
   dispatch([&](auto tag) { cpu::gelu_backward<decltype(tag)>(x, dy, dx); });
 }
 
+void CpuDevice::swiglu(const Tensor& gate, const Tensor& up, Tensor& y) {
+  dispatch([&](auto tag) { cpu::swiglu<decltype(tag)>(gate, up, y); });
+}
+
+void CpuDevice::swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate,
+                                Tensor& dup) {
+  dispatch([&](auto tag) { cpu::swiglu_backward<decltype(tag)>(gate, up, dy, dgate, dup); });
+}
+
 }  // namespace spsim::rt

@@ -59,6 +59,9 @@ class CpuDevice final : public Device {
                            bool accumulate_dx = false) override;
   void gelu(const Tensor& x, Tensor& y) override;
   void gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) override;
+  void swiglu(const Tensor& gate, const Tensor& up, Tensor& y) override;
+  void swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate,
+                       Tensor& dup) override;
 
  private:
   // Calls f(T{}) with T the device's element type.

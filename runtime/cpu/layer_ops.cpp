@@ -135,13 +135,52 @@ void gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
     pdx[i] = pdy[i] * (normal_cdf(px[i]) + px[i] * normal_pdf(px[i]));
 }
 
+// silu(u) = u σ(u), σ(u) = 1 / (1 + e^−u).
+template <class T>
+T sigmoid(T u) {
+  return T(1) / (T(1) + std::exp(-u));
+}
+
+template <class T>
+void swiglu(const Tensor& gate, const Tensor& up, Tensor& y) {
+  constexpr std::string_view op = "swiglu";
+  const T* pg = data_of<T>(gate, op, "gate");
+  const T* pu = data_of<T>(up, op, "up");
+  T* py = data_of<T>(y, op, "y");
+  expect_shape(up, gate.shape(), op, "up");
+  expect_shape(y, gate.shape(), op, "y");
+  for (std::int64_t i = 0, n = gate.numel(); i < n; ++i) py[i] = pg[i] * sigmoid(pg[i]) * pu[i];
+}
+
+// d/du [u σ(u)] = σ(u) (1 + u (1 − σ(u))).
+template <class T>
+void swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup) {
+  constexpr std::string_view op = "swiglu_backward";
+  const T* pg = data_of<T>(gate, op, "gate");
+  const T* pu = data_of<T>(up, op, "up");
+  const T* pdy = data_of<T>(dy, op, "dy");
+  T* pdg = data_of<T>(dgate, op, "dgate");
+  T* pdu = data_of<T>(dup, op, "dup");
+  expect_shape(up, gate.shape(), op, "up");
+  expect_shape(dy, gate.shape(), op, "dy");
+  expect_shape(dgate, gate.shape(), op, "dgate");
+  expect_shape(dup, gate.shape(), op, "dup");
+  for (std::int64_t i = 0, n = gate.numel(); i < n; ++i) {
+    const T u = pg[i], v = pu[i], g = pdy[i], s = sigmoid(u);
+    pdg[i] = g * v * s * (T(1) + u * (T(1) - s));
+    pdu[i] = g * u * s;
+  }
+}
+
 #define SPSIM_INSTANTIATE(T)                                                                         \
   template void layer_norm<T>(const Tensor&, const Tensor&, const Tensor&, double, Tensor&, Tensor&, \
                               Tensor&);                                                              \
   template void layer_norm_backward<T>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,   \
                                        const Tensor&, Tensor&, Tensor&, Tensor&, bool);              \
   template void gelu<T>(const Tensor&, Tensor&);                                                     \
-  template void gelu_backward<T>(const Tensor&, const Tensor&, Tensor&);
+  template void gelu_backward<T>(const Tensor&, const Tensor&, Tensor&);                             \
+  template void swiglu<T>(const Tensor&, const Tensor&, Tensor&);                                   \
+  template void swiglu_backward<T>(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&);
 SPSIM_INSTANTIATE(float)
 SPSIM_INSTANTIATE(double)
 #undef SPSIM_INSTANTIATE

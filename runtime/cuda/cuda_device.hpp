@@ -91,6 +91,9 @@ class CudaDevice final : public Device {
                            bool accumulate_dx = false) override;
   void gelu(const Tensor& x, Tensor& y) override;
   void gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) override;
+  void swiglu(const Tensor& gate, const Tensor& up, Tensor& y) override;
+  void swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate,
+                       Tensor& dup) override;
 
   // ---- timing (CUDA events on the compute stream) ----------------------------------------------
   // Phases may nest; end_phase closes the most recent open phase of that name (an unmatched name is

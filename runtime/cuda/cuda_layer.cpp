@@ -1,4 +1,4 @@
-// CudaDevice transformer-layer ops: linear (+backward), layer_norm (+backward), gelu (+backward).
+// CudaDevice transformer-layer ops: linear (+backward), layer_norm (+backward), gelu and swiglu (+backward).
 #include <string>
 
 #include "runtime/cuda/detail/state.hpp"
@@ -108,6 +108,25 @@ void CudaDevice::gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
   require_numel(dx, x.numel(), "gelu_backward dx");
   cuda_detail::gelu_backward(s_->dtype, s_->ptr(x, "x"), s_->ptr(dy, "dy"), s_->ptr(dx, "dx"), x.numel(),
                              s_->stream);
+}
+
+void CudaDevice::swiglu(const Tensor& gate, const Tensor& up, Tensor& y) {
+  cuda_detail::OpScope scope(*s_, OpClass::elementwise);
+  require_numel(up, gate.numel(), "swiglu up");
+  require_numel(y, gate.numel(), "swiglu y");
+  cuda_detail::swiglu(s_->dtype, s_->ptr(gate, "gate"), s_->ptr(up, "up"), s_->ptr(y, "y"), gate.numel(),
+                      s_->stream);
+}
+
+void CudaDevice::swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate,
+                                 Tensor& dup) {
+  cuda_detail::OpScope scope(*s_, OpClass::elementwise);
+  for (const auto& [t, name] : {std::pair<const Tensor*, const char*>{&up, "swiglu_backward up"},
+                                {&dy, "swiglu_backward dy"}, {&dgate, "swiglu_backward dgate"},
+                                {&dup, "swiglu_backward dup"}})
+    require_numel(*t, gate.numel(), name);
+  cuda_detail::swiglu_backward(s_->dtype, s_->ptr(gate, "gate"), s_->ptr(up, "up"), s_->ptr(dy, "dy"),
+                               s_->ptr(dgate, "dgate"), s_->ptr(dup, "dup"), gate.numel(), s_->stream);
 }
 
 }  // namespace spsim::rt

@@ -57,6 +57,29 @@ __global__ void gelu_backward_kernel(const T* x, const T* dy, T* dx, Index n) {
   }
 }
 
+// SwiGLU's gate: y = u σ(u) · v.
+template <class T>
+__global__ void swiglu_kernel(const T* gate, const T* up, T* y, Index n) {
+  using A = Acc<T>;
+  SPSIM_GRID_STRIDE(i, n) {
+    const A u = convert<A>(gate[i]);
+    const A s = static_cast<A>(1) / (static_cast<A>(1) + exp_(-u));
+    y[i] = convert<T>(u * s * convert<A>(up[i]));
+  }
+}
+
+// dgate = dy · v · σ(u)(1 + u(1 − σ(u))), dup = dy · u σ(u).
+template <class T>
+__global__ void swiglu_backward_kernel(const T* gate, const T* up, const T* dy, T* dgate, T* dup, Index n) {
+  using A = Acc<T>;
+  SPSIM_GRID_STRIDE(i, n) {
+    const A u = convert<A>(gate[i]), v = convert<A>(up[i]), g = convert<A>(dy[i]);
+    const A s = static_cast<A>(1) / (static_cast<A>(1) + exp_(-u));
+    dgate[i] = convert<T>(g * v * s * (static_cast<A>(1) + u * (static_cast<A>(1) - s)));
+    dup[i] = convert<T>(g * u * s);
+  }
+}
+
 }  // namespace
 
 void fill(DType dt, void* x, Index n, double value, cudaStream_t stream) {
@@ -124,6 +147,28 @@ void gelu_backward(DType dt, const void* x, const void* dy, void* dx, Index n, c
         static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), n);
   });
   SPSIM_CUDA_CHECK_LAUNCH("gelu_backward_kernel");
+}
+
+void swiglu(DType dt, const void* gate, const void* up, void* y, Index n, cudaStream_t stream) {
+  if (n == 0) return;
+  dispatch(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    swiglu_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(static_cast<const T*>(gate), static_cast<const T*>(up),
+                                                          static_cast<T*>(y), n);
+  });
+  SPSIM_CUDA_CHECK_LAUNCH("swiglu_kernel");
+}
+
+void swiglu_backward(DType dt, const void* gate, const void* up, const void* dy, void* dgate, void* dup,
+                     Index n, cudaStream_t stream) {
+  if (n == 0) return;
+  dispatch(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    swiglu_backward_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(
+        static_cast<const T*>(gate), static_cast<const T*>(up), static_cast<const T*>(dy), static_cast<T*>(dgate),
+        static_cast<T*>(dup), n);
+  });
+  SPSIM_CUDA_CHECK_LAUNCH("swiglu_backward_kernel");
 }
 
 }  // namespace spsim::rt::cuda_detail

@@ -408,6 +408,31 @@ void TraceDevice::gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
   record("gelu_backward", cost::gelu_backward(x.shape(), dtype_), {x.shape(), dy.shape(), dx.shape()});
 }
 
+void TraceDevice::swiglu(const Tensor& gate, const Tensor& up, Tensor& y) {
+  constexpr const char* op = "swiglu";
+  check(gate, op, "gate");
+  check(up, op, "up");
+  check(y, op, "y");
+  same_shape(op, gate, "gate", up, "up");
+  same_shape(op, gate, "gate", y, "y");
+  record(op, cost::swiglu(gate.shape(), dtype_), {gate.shape(), up.shape(), y.shape()});
+}
+
+void TraceDevice::swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate,
+                                  Tensor& dup) {
+  constexpr const char* op = "swiglu_backward";
+  check(gate, op, "gate");
+  check(up, op, "up");
+  check(dy, op, "dy");
+  check(dgate, op, "dgate");
+  check(dup, op, "dup");
+  for (const auto& [t, name] : {std::pair<const Tensor*, const char*>{&up, "up"}, {&dy, "dy"}, {&dgate, "dgate"},
+                                {&dup, "dup"}})
+    same_shape(op, gate, "gate", *t, name);
+  record(op, cost::swiglu_backward(gate.shape(), dtype_),
+         {gate.shape(), up.shape(), dy.shape(), dgate.shape(), dup.shape()});
+}
+
 // ---- annotations -------------------------------------------------------------------------------
 
 void TraceDevice::begin_phase(std::string_view name) {

@@ -59,6 +59,9 @@ class TraceDevice final : public Device {
                            bool accumulate_dx = false) override;
   void gelu(const Tensor& x, Tensor& y) override;
   void gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) override;
+  void swiglu(const Tensor& gate, const Tensor& up, Tensor& y) override;
+  void swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate,
+                       Tensor& dup) override;
 
   void begin_phase(std::string_view name) override;
   void end_phase(std::string_view name) override;

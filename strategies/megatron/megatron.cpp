@@ -3,7 +3,7 @@
 // arXiv:2205.05198, §4.2): the `megatron_sp` layer strategy.
 //
 // On TP rank t of T, of the layer's weights (nn.Linear convention y = x Wᵀ + b):
-//   column-parallel  Q, K, V, W1 hold output rows t·out/T … (their biases alike): head group t of the
+//   column-parallel  Q, K, V, W1 (and SwiGLU's W3) hold output rows t·out/T … (their biases alike): head group t of the
 //                    attention (H/T query heads; Hkv/T KV heads, or when Hkv < T the one KV head
 //                    those query heads read, held by T/Hkv ranks) and slice t of the MLP;
 //   row-parallel     Wo and W2 hold input columns alike; each rank's product is a partial sum.
@@ -117,9 +117,15 @@ class MegatronLayer final : public LayerStrategy {
     Tensor h2 = gather(sv_.h2);
     sv_.f1 = dev_.empty({rows, P.at("w1").dim(0)});
     dev_.linear(h2, P.at("w1"), P.at("b1"), sv_.f1);
-    h2 = Tensor();
     sv_.g = dev_.empty(sv_.f1.shape());
-    dev_.gelu(sv_.f1, sv_.g);
+    if (swiglu()) {
+      sv_.f3 = dev_.empty(sv_.f1.shape());
+      dev_.linear(h2, P.at("w3"), P.at("b3"), sv_.f3);
+      dev_.swiglu(sv_.f1, sv_.f3, sv_.g);
+    } else {
+      dev_.gelu(sv_.f1, sv_.g);
+    }
+    h2 = Tensor();
     Tensor f2 = dev_.empty({rows, model_.hidden});
     dev_.linear(sv_.g, P.at("w2"), bias("b2"), f2);
     Tensor f2l = reduce(f2);
@@ -142,11 +148,20 @@ class MegatronLayer final : public LayerStrategy {
     dev_.linear_backward(sv_.g, P.at("w2"), gather(dy), dg, W.at("w2"), db2);
     ready({"w2", "b2"});
     Tensor df1 = dev_.empty(sv_.f1.shape());
-    dev_.gelu_backward(sv_.f1, dg, df1);
+    std::vector<ColumnGrad> mlp_in;
+    if (swiglu()) {
+      Tensor df3 = dev_.empty(sv_.f3.shape());
+      dev_.swiglu_backward(sv_.f1, sv_.f3, dg, df1, df3);
+      mlp_in = {{"w1", "b1", std::move(df1)}, {"w3", "b3", std::move(df3)}};
+    } else {
+      dev_.gelu_backward(sv_.f1, dg, df1);
+      mlp_in = {{"w1", "b1", std::move(df1)}};
+    }
     dg = Tensor();
-    // W1, column-parallel.
-    Tensor dh2 = column_backward(sv_.h2, {{"w1", "b1", std::move(df1)}}, W);
+    // W1 (and W3), column-parallel.
+    Tensor dh2 = column_backward(sv_.h2, std::move(mlp_in), W);
     ready({"w1", "b1"});
+    if (swiglu()) ready({"w3", "b3"});
     Tensor dr1 = dev_.empty(dy.shape());
     dev_.copy(dy, dr1);  // residual path
     dev_.layer_norm_backward(sv_.r1, P.at("ln2.gamma"), sv_.mean2, sv_.rstd2, dh2, dr1, W.at("ln2.gamma"),
@@ -183,8 +198,9 @@ class MegatronLayer final : public LayerStrategy {
 
  private:
   struct Saved {
-    Tensor x, h1, mean1, rstd1, o2, r1, h2, mean2, rstd2, f1, g;
+    Tensor x, h1, mean1, rstd1, o2, r1, h2, mean2, rstd2, f1, f3, g;  // f3: SwiGLU's up projection
   };
+  [[nodiscard]] bool swiglu() const { return model_.mlp == models::Mlp::swiglu; }
   // One column-parallel linear's backward: weight and bias names and its output gradient.
   struct ColumnGrad {
     const char* w;
@@ -325,7 +341,7 @@ std::vector<ParamShard> megatron_params(const models::ModelSpec& m, int t, int t
     if (n == "wk" || n == "bk" || n == "wv" || n == "bv")
       s = {n, ps.shape, 0, kv.first * hd, kv.count * hd, kv.color};
     if (n == "wo") s = {n, ps.shape, 1, t * q_rows, q_rows, t};
-    if (n == "w1" || n == "b1") s = {n, ps.shape, 0, t * f, f, t};
+    if (n == "w1" || n == "b1" || n == "w3" || n == "b3") s = {n, ps.shape, 0, t * f, f, t};
     if (n == "w2") s = {n, ps.shape, 1, t * f, f, t};
     if (n.rfind("ln", 0) == 0) s.reduce_color = ln_color;
     out.push_back(std::move(s));

@@ -72,7 +72,8 @@
 //   fp32 master weights, momentum and variance: Rajbhandari et al., "ZeRO", SC'20, §3.1, K = 12);
 //   activations kept for backward per layer (strategies/layer.cpp's saved tensors plus what the
 //   attention core keeps): x, h1, o2, r1, h2 (5·rows·hidden), mean/rstd ×2 (4·rows), f1, g
-//   (2·rows·ffn), q, k, v (Q + 2K) and for RSA the probs S; rows = B·s/P.
+//   (2·rows·ffn; SwiGLU's up projection f3 a third), q, k, v (Q + 2K) and for RSA the probs S;
+//   rows = B·s/P.
 //   With workload.recompute only each layer's input x is kept, and one layer's activations are rebuilt
 //   during its backward (Chen et al. 2016), as the traced step does (strategies/step.hpp).
 // The traced step (strategies/step.hpp) holds the same 16 bytes per parameter, except that each

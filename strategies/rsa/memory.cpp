@@ -81,12 +81,14 @@ std::vector<Moment> rsa_moments(const StepConfig& c, bool backward) {
 }
 
 // Tensors strategies/layer.cpp keeps from forward to backward for one layer (without the attention
-// core's own): x, h1, o2, r1, h2 [rows, hidden]; mean/rstd of both LNs [rows]; f1, g [rows, ffn].
+// core's own): x, h1, o2, r1, h2 [rows, hidden]; mean/rstd of both LNs [rows]; f1, g [rows, ffn] (and
+// SwiGLU's f3).
 double layer_saved_bytes(const StepConfig& c) {
   const double e = static_cast<double>(rt::dtype_bytes(c.workload.dtype));
   const double rows = static_cast<double>(c.workload.batch * c.workload.seq_len / c.degree);
   const double hidden = static_cast<double>(c.model.hidden), ffn = static_cast<double>(c.model.ffn_hidden);
-  return (5 * rows * hidden + 4 * rows + 2 * rows * ffn) * e;
+  const double mlp_tensors = c.model.mlp == models::Mlp::swiglu ? 3 : 2;
+  return (5 * rows * hidden + 4 * rows + mlp_tensors * rows * ffn) * e;
 }
 
 }  // namespace

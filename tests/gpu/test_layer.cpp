@@ -153,6 +153,28 @@ TEST_CASE("gelu is x Phi(x) and its backward is Phi(x) + x phi(x)") {
   }
 }
 
+TEST_CASE("swiglu is u sigma(u) v; its backward dy v sigma(u)(1 + u(1 - sigma(u))) and dy u sigma(u)") {
+  for (const auto& dc : exact_dtypes()) {
+    CAPTURE(rt::dtype_name(dc.dtype));
+    rt::CudaDevice dev(dc.dtype, 0);
+    const Vec u = random_vec(40, 3, -4, 4), v = random_vec(40, 4), dy = random_vec(40, 5);
+    Vec y(40), du(40), dv(40);
+    for (std::size_t i = 0; i < 40; ++i) {
+      const double s = 1 / (1 + std::exp(-u[i]));
+      y[i] = u[i] * s * v[i];
+      du[i] = dy[i] * v[i] * s * (1 + u[i] * (1 - s));
+      dv[i] = dy[i] * u[i] * s;
+    }
+    rt::Tensor tu = dev.from_host(u, {40}), tv = dev.from_host(v, {40}), ty = dev.empty({40}),
+               tdy = dev.from_host(dy, {40}), tdu = dev.empty({40}), tdv = dev.empty({40});
+    dev.swiglu(tu, tv, ty);
+    dev.swiglu_backward(tu, tv, tdy, tdu, tdv);
+    check_close(dev.to_host(ty), y, dc.tol);
+    check_close(dev.to_host(tdu), du, dc.tol);
+    check_close(dev.to_host(tdv), dv, dc.tol);
+  }
+}
+
 }  // namespace
 }  // namespace spsim::gpu_test
 #endif

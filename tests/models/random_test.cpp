@@ -87,6 +87,15 @@ TEST_CASE("make_layer_params: fixed names, order and shapes from the spec, all z
   CHECK(p.numel() == total);
   CHECK(&p.at("wk") == &p.tensors[4]);
   CHECK_THROWS_AS((void)p.at("wqkv"), std::out_of_range);
+  // SwiGLU adds the up projection w3 [ffn, hidden], b3 [ffn] after b1.
+  ModelSpec s = m;
+  s.mlp = spsim::models::Mlp::swiglu;
+  const LayerParams q = spsim::models::make_layer_params(s);
+  REQUIRE(q.tensors.size() == spsim::models::kSwigluLayerParamNames.size());
+  for (std::size_t i = 0; i < q.tensors.size(); ++i) CHECK(q.tensors[i].name == spsim::models::kSwigluLayerParamNames[i]);
+  CHECK(q.at("w3").shape == spsim::rt::Shape{12, 8});
+  CHECK(q.at("b3").shape == spsim::rt::Shape{12});
+  CHECK(q.numel() == p.numel() + 12 * 8 + 12);
 }
 
 TEST_CASE("check_layer_spec names the bad field") {

@@ -33,11 +33,18 @@ ModelSpec spec_of(std::int64_t hidden, std::int64_t heads, std::int64_t kv_heads
   return m;
 }
 
-// GQA with hidden != H*D (so Wo's two dims differ), causal and not; MHA with hidden = H*D; batch 1 and 2.
+ModelSpec swiglu(ModelSpec m) {
+  m.mlp = spsim::models::Mlp::swiglu;
+  return m;
+}
+
+// GQA with hidden != H*D (so Wo's two dims differ), causal and not; MHA with hidden = H*D; batch 1 and 2;
+// a SwiGLU MLP.
 const LayerCase kCases[] = {
     {spec_of(8, 4, 2, 3, 12), 2, 4, true},
     {spec_of(8, 4, 2, 3, 12), 2, 4, false},
     {spec_of(6, 2, 2, 3, 10), 1, 5, false},
+    {swiglu(spec_of(8, 4, 2, 3, 12)), 2, 4, true},
 };
 
 LayerParams random_params(const ModelSpec& spec, std::uint64_t seed) {
@@ -118,8 +125,14 @@ NaiveLayer naive_layer(const LayerCase& c, const LayerParams& p, const std::vect
       },
       [](std::int64_t, std::int64_t, std::int64_t, double) {});
   const auto r1 = add(x, naive_linear(out.o_tok, p, "wo", "bo"));
-  auto g = naive_linear(naive_layer_norm(r1, m.hidden, p, "ln2"), p, "w1", "b1");
-  for (double& u : g) u = 0.5 * u * (1.0 + std::erf(u / std::sqrt(2.0)));
+  const auto h2 = naive_layer_norm(r1, m.hidden, p, "ln2");
+  auto g = naive_linear(h2, p, "w1", "b1");
+  if (m.mlp == spsim::models::Mlp::swiglu) {  // g = u σ(u) · (h2 W3ᵀ + b3)
+    const auto up = naive_linear(h2, p, "w3", "b3");
+    for (std::size_t i = 0; i < g.size(); ++i) g[i] = g[i] / (1.0 + std::exp(-g[i])) * up[i];
+  } else {
+    for (double& u : g) u = 0.5 * u * (1.0 + std::erf(u / std::sqrt(2.0)));
+  }
   out.y = add(r1, naive_linear(g, p, "w2", "b2"));
   return out;
 }
@@ -213,7 +226,9 @@ TEST_CASE("layer_backward agrees with central differences of sum(R ⊙ y) w.r.t.
       CHECK(check.direction_is_informative());
       CHECK(check.relative_error() <= 1e-6);
     }
-    REQUIRE(grads.params.tensors.size() == spsim::models::kLayerParamNames.size());
+    REQUIRE(grads.params.tensors.size() == (c.spec.mlp == spsim::models::Mlp::swiglu
+                                                ? spsim::models::kSwigluLayerParamNames.size()
+                                                : spsim::models::kLayerParamNames.size()));
     for (std::size_t i = 0; i < p.tensors.size(); ++i) {
       const std::string& name = p.tensors[i].name;
       CAPTURE(name);

@@ -379,4 +379,28 @@ TEST_CASE_TEMPLATE("cpu gelu: exact erf form, backward vs finite differences", T
   check_close(dev.to_host(dx), want, cpu_test::fd_tolerance<T>());
 }
 
+TEST_CASE_TEMPLATE("cpu swiglu: u σ(u) v, backward vs finite differences in both operands", T, float, double) {
+  CpuDevice dev(dtype_of<T>());
+  Tensor u = dev.from_host(random_values(16, 40, -3.0, 3.0), {4, 4});
+  Tensor v = dev.from_host(random_values(16, 41, -2.0, 2.0), {4, 4});
+  Tensor y = dev.empty({4, 4});
+  const Values us = dev.to_host(u), vs = dev.to_host(v);  // as rounded to T
+  auto naive = [](const Values& a, const Values& b) {
+    Values out(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) out[i] = a[i] / (1 + std::exp(-a[i])) * b[i];
+    return out;
+  };
+  dev.swiglu(u, v, y);
+  check_close(dev.to_host(y), naive(us, vs), cpu_test::tolerance<T>());
+  const Values r = random_values(16, 42);
+  Tensor dy = dev.from_host(r, {4, 4}), du = dev.empty({4, 4}), dv = dev.empty({4, 4});
+  dev.swiglu_backward(u, v, dy, du, dv);
+  const Values want_u =
+      cpu_test::finite_difference([&](const Values& p) { return cpu_test::dot(r, naive(p, vs)); }, us);
+  const Values want_v =
+      cpu_test::finite_difference([&](const Values& p) { return cpu_test::dot(r, naive(us, p)); }, vs);
+  check_close(dev.to_host(du), want_u, cpu_test::fd_tolerance<T>());
+  check_close(dev.to_host(dv), want_v, cpu_test::fd_tolerance<T>());
+}
+
 }  // namespace spsim::rt

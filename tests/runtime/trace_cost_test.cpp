@@ -143,10 +143,16 @@ TEST_CASE("memory-bound ops: bytes are inputs plus outputs in the dtype's size")
   // Every flop count grows with the element count (a few flops per element).
   for (const OpCost& c :
        {cost::softmax(x, DType::f32), cost::softmax_backward(x, DType::f32), cost::gelu(x, DType::f32),
-        cost::gelu_backward(x, DType::f32), cost::layer_norm(x, DType::f32), cost::add(x, DType::f32)}) {
+        cost::gelu_backward(x, DType::f32), cost::layer_norm(x, DType::f32), cost::add(x, DType::f32),
+        cost::swiglu(x, DType::f32), cost::swiglu_backward(x, DType::f32)}) {
     CHECK(c.flops >= 24);
     CHECK(c.flops <= 20 * 24);
   }
+  // SwiGLU reads its two operands (and dy backward) and writes y (dgate and dup backward), 4 bytes each.
+  CHECK(cost::swiglu(x, DType::f32).bytes_read == 2 * 24 * 4);
+  CHECK(cost::swiglu(x, DType::f32).bytes_written == 24 * 4);
+  CHECK(cost::swiglu_backward(x, DType::f32).bytes_read == 3 * 24 * 4);
+  CHECK(cost::swiglu_backward(x, DType::f32).bytes_written == 2 * 24 * 4);
 }
 
 TEST_CASE("linear is a gemm of 2 rows in out flops") {

@@ -209,8 +209,15 @@ TEST_CASE("layer ops validate shapes and record gemm-class linears") {
   CHECK_THROWS_AS(dev.layer_norm(x, g, beta, 1e-5, dx, g, rstd), RuntimeError);  // mean has 6, not 10
   dev.gelu(x, dx);
   CHECK_THROWS_AS(dev.gelu(x, y), RuntimeError);
+  dev.swiglu(x, x, dx);
+  CHECK_THROWS_AS(dev.swiglu(x, y, dx), RuntimeError);  // up must have x's shape
+  Tensor d2 = dev.empty({10, 6});
+  dev.swiglu_backward(x, x, dx, dx, d2);
+  CHECK_THROWS_AS(dev.swiglu_backward(x, x, y, dx, d2), RuntimeError);
   const auto ops = all_of_kind<ComputeOp>(rec.records());
-  REQUIRE(ops.size() == 4);
+  REQUIRE(ops.size() == 6);
+  CHECK(ops[4].name == "swiglu");
+  CHECK(ops[5].name == "swiglu_backward");
   CHECK(ops[0].op_class == OpClass::gemm);
   CHECK(ops[0].flops == doctest::Approx(2.0 * 10 * 6 * 4 + 10 * 4));
   CHECK(ops[1].op_class == OpClass::gemm);

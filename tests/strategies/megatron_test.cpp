@@ -276,3 +276,26 @@ TEST_CASE("recomputation: exact gradients, and backward = backward + forward in 
     CHECK(again["backward"].sent == plain["backward"].sent + plain["forward"].sent);
   }
 }
+
+// A SwiGLU MLP (model.mlp): the up projection W3 is column-parallel like W1 (its input gradient joins
+// W1's in one reduction), and the 20 tensors of the layer match the reference.
+TEST_CASE("SwiGLU: replicated and megatron_sp layers match the reference to 1e-12") {
+  for (int tp : {1, 2, 4})
+    for (bool sp : {true, false}) {
+      CAPTURE(tp);
+      CAPTURE(sp);
+      analysis::Config cfg = megatron("ring", {{"layout", "zigzag"}}, tp, 2, sp, true, 2);
+      cfg.model.mlp = models::Mlp::swiglu;
+      const auto res = analysis::run_check(cfg);
+      REQUIRE(res.tensors.size() == 20u);
+      for (const auto& t : res.tensors) {
+        CAPTURE(t.name);
+        CHECK(t.cmp.rel_err <= 1e-12);
+      }
+    }
+  analysis::Config replicated = strategies_test::config("ulysses", {}, 4, true, false, models::Scope::layer);
+  replicated.model.mlp = models::Mlp::swiglu;
+  const auto res = analysis::run_check(replicated);
+  REQUIRE(res.tensors.size() == 20u);
+  CHECK(res.pass());
+}

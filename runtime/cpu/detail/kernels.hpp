@@ -119,5 +119,9 @@ template <class T>
 void gelu(const Tensor& x, Tensor& y);
 template <class T>
 void gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx);
+template <class T>
+void swiglu(const Tensor& gate, const Tensor& up, Tensor& y);
+template <class T>
+void swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup);
 
 }  // namespace spsim::rt::cpu

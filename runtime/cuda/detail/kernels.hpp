@@ -37,6 +37,9 @@ void axpby(DType dt, const void* a, const void* b, void* out, Index n, double al
 void scale(DType dt, void* x, Index n, double alpha, cudaStream_t stream);
 void gelu(DType dt, const void* x, void* y, Index n, cudaStream_t stream);
 void gelu_backward(DType dt, const void* x, const void* dy, void* dx, Index n, cudaStream_t stream);
+void swiglu(DType dt, const void* gate, const void* up, void* y, Index n, cudaStream_t stream);
+void swiglu_backward(DType dt, const void* gate, const void* up, const void* dy, void* dgate, void* dup,
+                     Index n, cudaStream_t stream);
 
 // ---- layout (kernels_layout.cu) ----------------------------------------------------------------------
 // A block of a tensor seen as [outer, extent, inner]: element (o, l, i), l < len, moves from

@@ -89,11 +89,12 @@ TEST_CASE("memory model vs simulator: the hand-derived RSA peaks are the traced 
 }
 
 TEST_CASE("a Hugging Face config.json gives the same simulated result as the equivalent preset") {
-  // meta-llama/Llama-2-7b-hf's config.json (the fields spsim reads; the preset cites the same values).
+  // meta-llama/Llama-2-7b-hf's config.json (the fields spsim reads; the preset cites the same values;
+  // hidden_act silu makes its MLP SwiGLU, as the preset's mlp says).
   spsim::test::TempDir dir;
   std::ofstream(dir.path() / "config.json") << R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
     "num_attention_heads": 32, "num_key_value_heads": 32, "intermediate_size": 11008,
-    "num_hidden_layers": 32, "vocab_size": 32000, "torch_dtype": "float16"})";
+    "num_hidden_layers": 32, "vocab_size": 32000, "hidden_act": "silu", "torch_dtype": "float16"})";
   for (const char* scope : {"attention", "layer"}) {
     CAPTURE(scope);
     Config hf = config({{"hf_config", (dir.path() / "config.json").string()}}, 8192, 8, "ring");

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <climits>
+#include <fstream>
 #include <functional>
 
 #include "analysis/config/document.hpp"
@@ -459,6 +460,27 @@ TEST_CASE("load_config reads a file and keeps its path as the source") {
   CHECK(c.source == file);
   CHECK(spsim::analysis::config_document(c) == base());
   CHECK(c.model.head_dim == 16);
+}
+
+// model.mlp: gelu by default; the Llama presets and a Hugging Face config with hidden_act silu are SwiGLU.
+TEST_CASE("model.mlp: gelu, swiglu, from presets and Hugging Face configs; a bad value names the key") {
+  Json doc = base();
+  CHECK(parse_config(doc, "").model.mlp == spsim::models::Mlp::gelu);
+  doc["model"]["mlp"] = "swiglu";
+  CHECK(parse_config(doc, "").model.mlp == spsim::models::Mlp::swiglu);
+  Json preset = base();
+  preset["model"] = Json{{"preset", "llama3-8b"}};
+  preset["strategy"]["degree"] = 8;
+  CHECK(parse_config(preset, "").model.mlp == spsim::models::Mlp::swiglu);
+  preset["model"]["mlp"] = "gelu";  // a field next to the preset overrides it
+  CHECK(parse_config(preset, "").model.mlp == spsim::models::Mlp::gelu);
+  spsim::test::TempDir dir;
+  std::ofstream(dir.path() / "config.json") << R"({"hidden_size": 64, "num_attention_heads": 4,
+    "intermediate_size": 128, "hidden_act": "silu"})";
+  Json hf = base();
+  hf["model"] = Json{{"hf_config", (dir.path() / "config.json").string()}};
+  CHECK(parse_config(hf, "").model.mlp == spsim::models::Mlp::swiglu);
+  check_cases({{"bad mlp", [](Json& d) { d["model"]["mlp"] = "relu"; }, "model.mlp", {"'relu'", "gelu", "swiglu"}}});
 }
 
 TEST_CASE("a plain nlohmann::json document is accepted too") {
