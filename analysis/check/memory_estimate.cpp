@@ -43,7 +43,9 @@ HostArrays host_arrays(const Config& c) {
   }
   const double x = b * s * static_cast<double>(m.hidden), l = strategies::layer_params(m);
   out.inputs = (2 * l + 4 * x) * kF64;
-  out.reference = ((12 * static_cast<double>(m.hidden) + 4 * static_cast<double>(m.ffn_hidden)) * b * s +
+  // The MLP's [rows, ffn] arrays and their gradients: u, g (and SwiGLU's up projection).
+  const double mlp = m.mlp == models::Mlp::swiglu ? 6 : 4;
+  out.reference = ((12 * static_cast<double>(m.hidden) + mlp * static_cast<double>(m.ffn_hidden)) * b * s +
                    2 * s * s + 2 * l) *
                   kF64;
   out.results = (2 * x + 2 * l) * kF64;
