@@ -23,9 +23,9 @@ void require_positive(std::string_view field, std::int64_t value) {
   }
 }
 
-[[noreturn]] void unknown_name(std::string_view name) {
+[[noreturn]] void unknown_name(std::string_view name, const std::vector<NamedTensor>& tensors) {
   std::string valid;
-  for (std::string_view n : kSwigluLayerParamNames) valid += (valid.empty() ? "" : ", ") + std::string(n);
+  for (const NamedTensor& t : tensors) valid += (valid.empty() ? "" : ", ") + t.name;
   throw std::out_of_range("LayerParams: no tensor named '" + std::string(name) + "' (valid: " + valid + ")");
 }
 
@@ -35,14 +35,14 @@ const NamedTensor& LayerParams::at(std::string_view name) const {
   for (const NamedTensor& t : tensors) {
     if (t.name == name) return t;
   }
-  unknown_name(name);
+  unknown_name(name, tensors);
 }
 
 NamedTensor& LayerParams::at(std::string_view name) {
   for (NamedTensor& t : tensors) {
     if (t.name == name) return t;
   }
-  unknown_name(name);
+  unknown_name(name, tensors);
 }
 
 std::int64_t LayerParams::numel() const {

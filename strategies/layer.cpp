@@ -34,16 +34,15 @@ struct SpLayer::Saved {
 };
 
 SpLayer::SpLayer(LayerSetup setup, NamedTensors params)
-    : make_attention_(std::move(setup.make_attention)),
-      dev_(setup.dev),
+    : dev_(setup.dev),
       model_(std::move(setup.model)),
       batch_(setup.attention_problem.batch),
       params_(std::move(params)),
-      attention_(make_attention_()) {}
+      attention_(std::move(setup.attention)) {}
 
 void SpLayer::forget() {
   saved_.reset();
-  attention_ = make_attention_();  // a fresh instance holds nothing of the forward
+  attention_->forget();
 }
 
 SpLayer::~SpLayer() = default;
@@ -110,18 +109,19 @@ LayerGrads SpLayer::backward(const Tensor& dy_in, GradSink& sink) {
   Tensor dg = dev_.empty(sv.g.shape());
   dev_.linear_backward(sv.g, P.at("w2"), dy, dg, W.at("w2"), W.at("b2"));
   final_grads({"w2", "b2"});
-  Tensor df1 = dev_.empty(sv.f1.shape());
-  Tensor dh2 = dev_.empty(sv.h2.shape());
+  Tensor df1 = dev_.empty(sv.f1.shape()), df3, dh2;
   if (model_.mlp == models::Mlp::swiglu) {
-    Tensor df3 = dev_.empty(sv.f3.shape());
+    df3 = dev_.empty(sv.f3.shape());
     dev_.swiglu_backward(sv.f1, sv.f3, dg, df1, df3);
-    dev_.linear_backward(sv.h2, P.at("w1"), df1, dh2, W.at("w1"), W.at("b1"));
-    dev_.linear_backward(sv.h2, P.at("w3"), df3, dh2, W.at("w3"), W.at("b3"), /*accumulate_dx=*/true);
-    final_grads({"w1", "b1", "w3", "b3"});
   } else {
     dev_.gelu_backward(sv.f1, dg, df1);
-    dev_.linear_backward(sv.h2, P.at("w1"), df1, dh2, W.at("w1"), W.at("b1"));
-    final_grads({"w1", "b1"});
+  }
+  dh2 = dev_.empty(sv.h2.shape());
+  dev_.linear_backward(sv.h2, P.at("w1"), df1, dh2, W.at("w1"), W.at("b1"));
+  final_grads({"w1", "b1"});
+  if (model_.mlp == models::Mlp::swiglu) {
+    dev_.linear_backward(sv.h2, P.at("w3"), df3, dh2, W.at("w3"), W.at("b3"), /*accumulate_dx=*/true);
+    final_grads({"w3", "b3"});
   }
   Tensor dr1 = dev_.empty(dy.shape());
   dev_.copy(dy, dr1);  // residual path

@@ -2,7 +2,8 @@
 // `replicated` layer strategy (layer_strategy.hpp).
 //
 // The layer mirrors models/reference (same parameter names and shapes): x → LN1 → Q/K/V projections →
-// attention core (the strategy) → output projection → residual → LN2 → W1 → GeLU → W2 → residual.
+// attention core (the strategy) → output projection → residual → LN2 → W1 → GeLU (SwiGLU: silu(W1) ⊙
+// W3) → W2 → residual.
 // Weights are replicated on every rank; each weight gradient is summed over every rank (the global
 // loss is the sum of the ranks' losses): handed to a GradSink the moment it is final, so that its
 // reduction overlaps the rest of backward as in DDP (strategies/grad_buckets.hpp).
@@ -42,7 +43,6 @@ class SpLayer final : public LayerStrategy {
 
  private:
   struct Saved;
-  std::function<std::unique_ptr<AttentionStrategy>()> make_attention_;
   rt::Device& dev_;
   models::ModelSpec model_;
   std::int64_t batch_;

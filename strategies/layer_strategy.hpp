@@ -81,9 +81,8 @@ struct LayerSetup {
   rt::Device& dev;
   rt::Comm* tp;                          // the tensor-parallel group; nullptr when T = 1
   models::AttnProblem attention_problem;  // the rank's heads (LayerInfo::attention_problem)
-  // A fresh instance of the attention strategy over the CP group on those heads, at the CP rank's
-  // positions (one per call: a layer that forgets its forward makes a new one).
-  std::function<std::unique_ptr<AttentionStrategy>()> make_attention;
+  // The attention strategy over the CP group on those heads, at the CP rank's positions.
+  std::unique_ptr<AttentionStrategy> attention;
   models::ModelSpec model;
   Options options;  // the layer strategy's, complete
 };

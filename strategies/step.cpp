@@ -158,14 +158,12 @@ void Step::make_layers(const StepData& data) {
   const bool model = config_.workload.scope == models::Scope::model;
   const auto count = model ? config_.model.layers : 1;
   const models::AttnProblem local = layer_.attention_problem(problem_, shape_.tp, config_.layer_options);
-  local_problem_ = local;
   for (std::int64_t l = 0; l < count; ++l) {
     NamedTensors weights;
     for (const auto& shard : shards_) weights.add(shard.name, data.weight(static_cast<int>(l), shard));
-    layers_.push_back(layer_.create(LayerSetup{dev_, tp_.get(), local,
-                                               [this] { return info_.create(context(local_problem_)); },
-                                               config_.model, config_.layer_options},
-                                    std::move(weights)));
+    layers_.push_back(layer_.create(
+        LayerSetup{dev_, tp_.get(), local, info_.create(context(local)), config_.model, config_.layer_options},
+        std::move(weights)));
   }
   // The layers' weights and gradients are traced tensors; the rest of the 16 bytes per parameter the
   // rank holds (fp32 master weights, Adam moments, its share of the embedding table and its gradient)
@@ -225,7 +223,7 @@ void Step::backward() {
         checkpoints_.pop_back();
       }
       grads_.push_back((*it)->backward(dy, buckets));
-      dy = grads_.back().dx;
+      dy = std::move(grads_.back().dx);  // the next layer's upstream gradient; not kept past it
     }
     buckets.finish();
     outputs_.push_back(dy);

@@ -124,9 +124,8 @@ class Step {
   std::unique_ptr<AttentionStrategy> attention_;
   std::vector<std::unique_ptr<LayerStrategy>> layers_;
   std::vector<rt::Tensor> outputs_;
-  std::vector<LayerGrads> grads_;
-  models::AttnProblem local_problem_;      // what one TP rank's attention strategy solves
-  std::vector<rt::Tensor> checkpoints_;    // recomputation: each layer's input, until its backward  // weight gradients live until the step ends (last layer first)
+  std::vector<LayerGrads> grads_;        // weight gradients live until the step ends (last layer first)
+  std::vector<rt::Tensor> checkpoints_;  // recomputation: each layer's input, until its backward
 };
 
 }  // namespace spsim::strategies

@@ -50,6 +50,8 @@ class AttentionStrategy {
   virtual ~AttentionStrategy() = default;
   [[nodiscard]] virtual rt::Tensor forward(const rt::Tensor& q, const rt::Tensor& k, const rt::Tensor& v) = 0;
   [[nodiscard]] virtual AttnGrads backward(const rt::Tensor& d_o) = 0;
+  // Drops what forward kept for backward (activation recomputation runs forward again before it).
+  virtual void forget() = 0;
 };
 
 struct LayerInfo;  // layer_strategy.hpp

@@ -71,6 +71,10 @@ nlohmann::json simulation_to_json(const Config& cfg, const SimSummary& s) {
                    {"dtype", rt::dtype_name(w.dtype)},
                    {"causal", w.causal},
                    {"passes", w.passes == models::Passes::fwd ? "fwd" : "fwd+bwd"}};
+  if (w.scope != models::Scope::attention) {  // named when not the default (outputs stay as they were)
+    if (cfg.model.mlp == models::Mlp::swiglu) j["workload"]["mlp"] = "swiglu";
+    if (w.recompute) j["workload"]["recompute"] = true;
+  }
   j["parallel"] = {{"dp", cfg.parallel.dp}, {"bucket_mb", cfg.parallel.bucket_mb}};
   if (layer_shown(cfg.layer.name, cfg.parallel.tp)) {
     j["parallel"]["tp"] = cfg.parallel.tp;

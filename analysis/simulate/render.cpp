@@ -31,7 +31,11 @@ std::string header(const Config& cfg, const SimSummary& s) {
   if (cfg.parallel.dp > 1) out += " x dp " + std::to_string(cfg.parallel.dp);
   if (cfg.world() > cfg.strategy.degree) out += " = " + std::to_string(cfg.world()) + " ranks";
   out += " on " + s.cluster + " (" + std::to_string(s.gpus) + " x " + s.gpu + ")\n";
-  out += "workload: " + cfg.model.name + ", " + scope_name(w.scope) + ", seq " + std::to_string(w.seq_len) +
+  // The MLP and recomputation matter beyond the attention scope; named when not the default.
+  const bool layers = w.scope != models::Scope::attention;
+  const std::string model = cfg.model.name + (layers && cfg.model.mlp == models::Mlp::swiglu ? " (SwiGLU MLP)" : "");
+  out += "workload: " + model + ", " + scope_name(w.scope) + (layers && w.recompute ? " with recomputation" : "") +
+         ", seq " + std::to_string(w.seq_len) +
          ", batch " + std::to_string(w.batch) + ", " + std::string(rt::dtype_name(w.dtype)) +
          (w.causal ? ", causal" : "") +
          (w.passes == models::Passes::fwd ? ", forward only" : ", forward+backward") + "; network " +

@@ -1,4 +1,4 @@
-// Elementwise kernels: fill, dtype conversion to/from fp64, axpby, scale, exact GeLU and its backward.
+// Elementwise kernels: fill, dtype conversion to/from fp64, axpby, scale, exact GeLU and SwiGLU with their backwards.
 #include "runtime/cuda/detail/numeric.cuh"
 
 namespace spsim::rt::cuda_detail {

@@ -57,7 +57,7 @@ class AllGatherKv final : public AttentionStrategy {
     Tensor dq = dev_.zeros(q_.shape());
     Tensor dk_all = dev_.zeros(k_all_.shape()), dv_all = dev_.zeros(v_all_.shape());
     dev_.attention_block_backward(q_, k_all_, v_all_, o_, d_o, lse_, dq, dk_all, dv_all, scale(), mask());
-    q_ = k_all_ = v_all_ = o_ = lse_ = Tensor();
+    forget();
     const std::int64_t local = dk_all.dim(1) / p;
     AttnGrads g{dq, dev_.empty({dk_all.dim(0), local, dk_all.dim(2)}),
                 dev_.empty({dv_all.dim(0), local, dv_all.dim(2)})};
@@ -67,6 +67,8 @@ class AllGatherKv final : public AttentionStrategy {
     wv.wait();
     return g;
   }
+
+  void forget() override { q_ = k_all_ = v_all_ = o_ = lse_ = Tensor(); }
 
  private:
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(pr_.head_dim)); }

@@ -82,12 +82,11 @@ class MegatronLayer final : public LayerStrategy {
         divide_(setup.options.at("dx_reduction") == "sum_div"),
         bias_owner_(setup.tp == nullptr || setup.tp->rank() == 0),
         params_(std::move(params)),
-        make_attention_(std::move(setup.make_attention)),
-        attention_(make_attention_()) {}
+        attention_(std::move(setup.attention)) {}
 
   void forget() override {
     sv_ = Saved{};
-    attention_ = make_attention_();  // a fresh instance holds nothing of the forward
+    attention_->forget();
   }
 
   Tensor forward(const Tensor& x) override {
@@ -117,15 +116,16 @@ class MegatronLayer final : public LayerStrategy {
     Tensor h2 = gather(sv_.h2);
     sv_.f1 = dev_.empty({rows, P.at("w1").dim(0)});
     dev_.linear(h2, P.at("w1"), P.at("b1"), sv_.f1);
-    sv_.g = dev_.empty(sv_.f1.shape());
     if (swiglu()) {
       sv_.f3 = dev_.empty(sv_.f1.shape());
       dev_.linear(h2, P.at("w3"), P.at("b3"), sv_.f3);
-      dev_.swiglu(sv_.f1, sv_.f3, sv_.g);
-    } else {
-      dev_.gelu(sv_.f1, sv_.g);
     }
-    h2 = Tensor();
+    h2 = Tensor();  // the gathered LN output: backward gathers it again
+    sv_.g = dev_.empty(sv_.f1.shape());
+    if (swiglu())
+      dev_.swiglu(sv_.f1, sv_.f3, sv_.g);
+    else
+      dev_.gelu(sv_.f1, sv_.g);
     Tensor f2 = dev_.empty({rows, model_.hidden});
     dev_.linear(sv_.g, P.at("w2"), bias("b2"), f2);
     Tensor f2l = reduce(f2);
@@ -301,7 +301,6 @@ class MegatronLayer final : public LayerStrategy {
   std::int64_t batch_, heads_, kv_heads_;
   bool sp_, divide_, bias_owner_;
   NamedTensors params_;
-  std::function<std::unique_ptr<AttentionStrategy>()> make_attention_;
   std::unique_ptr<AttentionStrategy> attention_;
   Saved sv_;
 };
@@ -355,7 +354,7 @@ LayerInfo megatron_layer_info() {
   LayerInfo info;
   info.name = "megatron_sp";
   info.description =
-      "Megatron tensor parallelism (Q/K/V and W1 column-parallel, Wo and W2 row-parallel over parallel.tp "
+      "Megatron tensor parallelism (Q/K/V and W1 (W3) column-parallel, Wo and W2 row-parallel over parallel.tp "
       "ranks) with or without sequence parallelism; the attention strategy is the context-parallel level";
   info.options = {
       {"sequence_parallel",

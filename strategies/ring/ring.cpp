@@ -96,9 +96,11 @@ class RingAttention final : public AttentionStrategy {
     // The accumulator for this rank's own block arrives after its last hop.
     for (auto& w : acc_pass) w.wait();
     if (p_ > 1) add_into(incoming, Pair{g.dk, g.dv});
-    q_ = k_ = v_ = o_ = lse_ = Tensor();
+    forget();
     return g;
   }
+
+  void forget() override { q_ = k_ = v_ = o_ = lse_ = Tensor(); }
 
  private:
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(pr_.head_dim)); }

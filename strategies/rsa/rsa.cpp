@@ -104,6 +104,8 @@ class RingSelfAttention final : public AttentionStrategy {
     return g;
   }
 
+  void forget() override { q_ = k_ = v_ = probs_ = Tensor(); }
+
  private:
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(problem_.head_dim)); }
   [[nodiscard]] rt::Mask mask() const { return rt::Mask{problem_.causal, &rows_, &cols_}; }

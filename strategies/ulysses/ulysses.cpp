@@ -81,6 +81,11 @@ class Ulysses final : public AttentionStrategy {
     return AttnGrads{seq[0].reshape(d_o.shape()), reduce_replicas(seq[1]), reduce_replicas(seq[2])};
   }
 
+  void forget() override {
+    qh_ = kh_ = vh_ = oh_ = lse_ = Tensor();
+    if (inner_) inner_->forget();
+  }
+
  private:
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(pr_.head_dim)); }
   [[nodiscard]] rt::Mask mask() const { return rt::Mask{pr_.causal, &positions_, &positions_}; }

@@ -118,6 +118,7 @@ class Usp final : public AttentionStrategy {
     return core_->forward(q, k, v);
   }
   AttnGrads backward(const rt::Tensor& d_o) override { return core_->backward(d_o); }
+  void forget() override { core_->forget(); }
 
  private:
   std::unique_ptr<rt::Comm> ulysses_comm_, ring_comm_;  // outlive core_ (declared first)

@@ -250,6 +250,7 @@ VALID_FIELDS = {
     ("model", "layers"): [1, 2, 3, 80],
     ("model", "vocab"): [0, 1, 100, 128256],
     ("model", "hf_config"): ["hf.json", "missing.json", ".", "config.json"],
+    ("model", "mlp"): ["gelu", "swiglu"],
     ("workload", "seq_len"): [1, 2, 3, 7, 8, 16, 24, 31, 32, 33, 64, 96, 128, 1000, 1024, 4096, 65536],
     ("workload", "batch"): [1, 2, 3, 4, 16],
     ("workload", "dtype"): ["bf16", "fp16", "float32", "float64"],
@@ -281,6 +282,12 @@ VALID_FIELDS = {
     ("check", "dtype"): ["float64", "float32"],
     ("check", "seed"): [0, 1, 2, 2 ** 32, 2 ** 63 - 1, 2 ** 64 - 1],
     ("parallel", "dp"): [1, 2, 3, 4, 8, 64, 1024],
+    ("parallel", "tp"): [1, 2, 3, 4, 8, 64],
+    ("parallel", "cp"): [1, 2, 4, 8, 32],
+    ("parallel", "distributed_optimizer"): [True, False],
+    ("layer", "name"): ["replicated", "megatron_sp"],
+    ("layer", "options", "sequence_parallel"): [True, False],
+    ("layer", "options", "dx_reduction"): ["sum", "sum_div"],
     ("parallel", "bucket_mb"): [0, 0.001, 1, 25, 1000000, 1e12],
 }
 NAME_FIELDS = {p for p, v in VALID_FIELDS.items() if isinstance(v[0], str)}
@@ -288,7 +295,8 @@ SWEEP_PATHS = ["workload.seq_len", "strategy.degree", "cluster.nodes", "workload
                "parallel.dp", "simulation.compute_slowdown", "check.seed", "model.preset", "cluster.preset",
                "workload.dtype", "strategy.name", "strategy.options.layout", "strategy.options.grad_reduction",
                "strategy.options.ulysses_degree", "workload.causal", "model.hidden", "model.heads",
-               "model.kv_heads", "model.layers", "simulation.network", "collectives.protocol"]
+               "model.kv_heads", "model.layers", "simulation.network", "collectives.protocol", "parallel.tp",
+               "parallel.cp", "layer.options.sequence_parallel", "model.mlp", "workload.recompute"]
 ODD_SWEEP_PATHS = ["", ".", "..", "model", "workload", "sweep", "sweep.x", "schema_version", "name",
                    "strategy.options", "cluster", "a.b.c", "workload..seq_len", "workload.seq_len.x",
                    ".workload.seq_len", "workload.seq_len.", "workload.unknown", "strategy.options.unknown",
@@ -1031,7 +1039,8 @@ def estimate_check_flops(cfg, lib):
         return None
     hidden, heads, seq, batch, head_dim, ffn, wl = dims
     attention = 24 * batch * heads * seq * seq * head_dim
-    layer = 0 if wl.get("scope", "attention") == "attention" else 12 * batch * seq * hidden * (4 * hidden + 2 * ffn)
+    mlp = 3 if isinstance(cfg.get("model"), dict) and cfg["model"].get("mlp") == "swiglu" else 2
+    layer = 0 if wl.get("scope", "attention") == "attention" else 12 * batch * seq * hidden * (4 * hidden + mlp * ffn)
     return min(attention + layer, 1 << 100)
 
 
@@ -1063,7 +1072,8 @@ def _estimate_one(cfg, lib):
         return None
     hidden, heads, seq, batch, head_dim, ffn, _ = dims
     strat = cfg.get("strategy") if isinstance(cfg.get("strategy"), dict) else {}
-    p = max(_int(strat.get("degree", 1)) or 1, 1)
+    par = cfg.get("parallel") if isinstance(cfg.get("parallel"), dict) else {}
+    p = max(_int(strat.get("degree", par.get("cp", 1))) or 1, 1) * max(_int(par.get("tp", 1)) or 1, 1)
     scores = batch * heads * seq * seq * 8 * 3          # reference scores, probabilities, their gradient
     scores_ranks = batch * heads * seq * seq * 8 * 2    # strategy ranks together (s/P x s rows each, or blocks)
     acts = batch * seq * (hidden * 16 + heads * head_dim * 12 + ffn * 4) * 8 * 2

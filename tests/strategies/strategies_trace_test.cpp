@@ -311,8 +311,8 @@ TEST_CASE("bytes per layer = attention core + all-reduce of the weight gradients
       strategies::NamedTensors params;
       for (const auto& ps : strategies::layer_param_shapes(m)) params.add(ps.name, dev.empty(ps.shape));
       auto pos = info.positions(comm.rank(), p, s, opts);
-      strategies::SpLayer layer(
-          {dev, nullptr, pr, [&] { return info.create({dev, comm, pr, opts, pos}); }, m, {}}, std::move(params));
+      strategies::SpLayer layer({dev, nullptr, pr, info.create({dev, comm, pr, opts, pos}), m, {}},
+                                std::move(params));
       const rt::Tensor x = dev.empty({batch, c, m.hidden});
       const rt::Tensor y = layer.forward(x);
       CHECK(y.shape() == x.shape());
