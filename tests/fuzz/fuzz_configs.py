@@ -22,7 +22,8 @@ What it does
   A `compare` past the timeout on a sweep of 100 or more points is a warning (each point is a whole
   simulation), not a failure. Any other simulate / compare / collective case past the timeout runs once
   more with --slow-factor (6) times the timeout: one that then finishes is slow, not hung (simulation
-  speed of a large valid config), and is judged on that run and listed as a warning.
+  speed of a large valid config), and is judged on that run and listed as a warning; one the budget ends
+  during that second run is unfinished.
   `check` does real math: a case it would compute on for minutes (more than --max-check-flops, and small
   enough in memory that spsim rightly runs it) is skipped and counted; big-memory checks are run, and
   spsim must refuse them at once with its memory estimate.
@@ -1314,7 +1315,9 @@ def execute(case, args, lib, work_root: Path, deadline=None):
                 and not big_sweep(case)):
             again = run_argv(args.spsim, case.argv, d, args.timeout * args.slow_factor,
                              int(args.max_memory_gb * GiB), int(args.max_file_gb * GiB), deadline, args.sanitized)
-            if not again.timed_out and not again.budget_cut:
+            if again.budget_cut:
+                res = again  # the budget ended before the second run could tell slow from hung: unfinished
+            elif not again.timed_out:
                 again.slow = True
                 res = again
     finally:
