@@ -16,6 +16,9 @@ struct Args {
   analysis::CollectiveArgs sweep;
   int nodes = 1;
   int gpus = 0;
+  std::string fabric;
+  int nodes_per_leaf = 0;
+  double oversubscription = 1;
   bool json = false;
 };
 }  // namespace
@@ -27,7 +30,9 @@ Action add_collective(CLI::App& app) {
       "algorithm, protocol, time, algbw, busbw with nccl-tests' bus-bandwidth factors), so the table can be\n"
       "held next to a measured one. Exit 0 on success, 2 on bad input.\n"
       "Example: spsim collective --cluster dgx-h100 --nodes 2 --op all_reduce --min-bytes 1M --max-bytes 1G\n"
-      "         spsim collective --cluster dgx-h100 --gpus 4 --op all_gather --min-bytes 1M --max-bytes 1G");
+      "         spsim collective --cluster dgx-h100 --gpus 4 --op all_gather --min-bytes 1M --max-bytes 1G\n"
+      "         spsim collective --cluster dgx-h100 --nodes 16 --fabric fat_tree --nodes-per-leaf 4 \\\n"
+      "               --oversubscription 2 --op all_to_all --min-bytes 1M --max-bytes 1G");
   auto a = std::make_shared<Args>();
   sub->add_option("--cluster", a->sweep.cluster,
                   "cluster preset: " + join_names(analysis::cluster_presets()) + " (configs/clusters/)")
@@ -51,10 +56,24 @@ Action add_collective(CLI::App& app) {
   sub->add_option("--protocol", a->sweep.protocol, "protocol: " + sim::protocol_choices());
   sub->add_option("--network", a->sweep.network,
                   "network model: " + join_names(analysis::schema::networks()) + " (default flow)");
+  auto* fabric = sub->add_option(
+      "--fabric", a->fabric,
+      "how the nodes' NICs are switched (default: the preset's, one non-blocking switch):\n"
+      "  single_switch   every NIC on one switch\n"
+      "  fat_tree        a leaf switch per --nodes-per-leaf nodes, leaves joined at a spine by uplinks\n"
+      "                  of (NICs on a leaf) x NIC bandwidth / --oversubscription");
+  auto* per_leaf = sub->add_option("--nodes-per-leaf", a->nodes_per_leaf,
+                                   "with --fabric fat_tree: nodes on one leaf switch");
+  auto* over =
+      sub->add_option("--oversubscription", a->oversubscription,
+                      "with --fabric fat_tree: a leaf's downlink / uplink bandwidth (default 1; 2 = 2:1)");
   sub->add_flag("--json", a->json, "machine-readable output (schema_version 1)");
-  return [a, nodes, gpus]() -> int {
+  return [a, nodes, gpus, fabric, per_leaf, over]() -> int {
     if (nodes->count() > 0) a->sweep.nodes = a->nodes;
     if (gpus->count() > 0) a->sweep.gpus = a->gpus;
+    if (fabric->count() > 0) a->sweep.fabric = a->fabric;
+    if (per_leaf->count() > 0) a->sweep.nodes_per_leaf = a->nodes_per_leaf;
+    if (over->count() > 0) a->sweep.oversubscription = a->oversubscription;
     const auto sweep = analysis::run_collective_sweep(a->sweep);
     std::cout << (a->json ? analysis::collective_json(sweep) : analysis::render_collective(sweep));
     return 0;

@@ -162,13 +162,49 @@ IntraNodeConfig parse_intra(const nlohmann::json& j, const std::string& path) {
   return c;
 }
 
+// {"kind": "single_switch" | "fat_tree", "nodes_per_leaf": N, "oversubscription": R}
+FabricConfig parse_fabric(const nlohmann::json& j, const std::string& path) {
+  check_keys(j, path, {"kind", "nodes_per_leaf", "oversubscription"});
+  FabricConfig f;
+  const std::string kind = get_string(j, path, "kind");
+  bool known = false;
+  for (auto k : {FabricKind::single_switch, FabricKind::fat_tree})
+    if (kind == fabric_kind_name(k)) f.kind = k, known = true;
+  if (!known)
+    throw InputError(join_path(path, "kind"),
+                     "unknown fabric '" + kind + "'; valid choices: single_switch, fat_tree");
+  if (f.kind == FabricKind::single_switch) {
+    for (const char* key : {"nodes_per_leaf", "oversubscription"})
+      if (j.contains(key))
+        throw InputError(join_path(path, key),
+                         "does not apply to kind 'single_switch' (one non-blocking switch); use 'fat_tree'");
+    return f;
+  }
+  if (!j.contains("nodes_per_leaf"))
+    throw InputError(join_path(path, "nodes_per_leaf"),
+                     "missing required key: how many nodes share a leaf group (an integer >= 1)");
+  f.nodes_per_leaf = get_positive_int(j, path, "nodes_per_leaf", kMaxNodes);
+  if (j.contains("oversubscription")) {
+    f.oversubscription = get_nonnegative(j, path, "oversubscription", true);
+    if (!(f.oversubscription >= 1) || f.oversubscription > 1e6)
+      throw InputError(
+          join_path(path, "oversubscription"),
+          "a leaf's downlink / uplink bandwidth ratio in [1, 1e6] (1 = full bisection, 2 = 2:1), got " +
+              j.at("oversubscription").dump());
+  }
+  return f;
+}
+
 InterNodeConfig parse_inter(const nlohmann::json& j, const std::string& path) {
   InterNodeConfig c;
-  c.link = parse_link_ref(j, path, {"link", "nic_attach", "bandwidth_GBps", "efficiency", "latency_us"});
+  c.link =
+      parse_link_ref(j, path, {"link", "nic_attach", "fabric", "bandwidth_GBps", "efficiency", "latency_us"});
   const bool has_attach = j.is_object() && j.contains("nic_attach");
   c.nic_attach = has_attach ? parse_link_ref(j.at("nic_attach"), join_path(path, "nic_attach"),
                                              {"link", "bandwidth_GBps", "efficiency", "latency_us"})
                             : load_link("pcie-gen5", join_path(path, "nic_attach"));
+  if (j.is_object() && j.contains("fabric"))
+    c.fabric = parse_fabric(j.at("fabric"), join_path(path, "fabric"));
   return c;
 }
 
@@ -336,6 +372,20 @@ ClusterConfig parse_cluster(const nlohmann::json& section, const std::string& pa
                          "cluster without \"preset\"");
   merged.merge_patch(overrides);
   return parse_merged(merged, path_prefix, preset);
+}
+
+FabricConfig fabric_from_options(const std::string& kind, std::optional<int> nodes_per_leaf,
+                                 std::optional<double> oversubscription) {
+  nlohmann::json j = {{"kind", kind}};
+  if (nodes_per_leaf) j["nodes_per_leaf"] = *nodes_per_leaf;
+  if (oversubscription) j["oversubscription"] = *oversubscription;
+  try {
+    return parse_fabric(j, "");
+  } catch (const InputError& e) {
+    throw e.at(e.where() == "nodes_per_leaf"     ? "--nodes-per-leaf"
+               : e.where() == "oversubscription" ? "--oversubscription"
+                                                 : "--fabric");
+  }
 }
 
 ClusterConfig preset_cluster(const std::string& preset, int nodes) {

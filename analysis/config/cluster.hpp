@@ -9,8 +9,9 @@
 // nvlink_latency_us, network_latency_us, efficiency; "tree" → efficiency; "source"); "collective_fits" holds
 // measured per-collective latency and bus bandwidth (sim/collectives/fitted.hpp). Keys given next to a preset
 // override the preset's (objects merge key by key); "gpus_per_node" next to a preset may only lower it (a
-// partial node). Link objects take "link" (a name from configs/hardware/links/) plus optional bandwidth_GBps
-// / efficiency / latency_us overrides. Errors are InputErrors naming the JSON path: unknown preset/GPU/link
+// partial node). "inter_node" may hold "fabric": {"kind": single_switch | fat_tree, "nodes_per_leaf",
+// "oversubscription"} (sim/cluster/config.hpp). Link objects take "link" (a name from
+// configs/hardware/links/) plus optional bandwidth_GBps / efficiency / latency_us overrides. Errors are InputErrors naming the JSON path: unknown preset/GPU/link
 // (listing the choices), nodes < 1, negative bandwidth, unknown key, a topology whose GPUs cannot all reach
 // each other.
 #pragma once
@@ -34,6 +35,11 @@ namespace spsim::analysis {
 [[nodiscard]] sim::ClusterConfig preset_cluster(const std::string& preset, std::optional<int> nodes,
                                                 const std::string& path_prefix,
                                                 std::optional<int> gpus_per_node = std::nullopt);
+
+// The inter-node fabric from command-line options (`spsim collective --fabric KIND --nodes-per-leaf N
+// --oversubscription R`), validated as inter_node.fabric is; errors name the option.
+[[nodiscard]] sim::FabricConfig fabric_from_options(const std::string& kind, std::optional<int> nodes_per_leaf,
+                                                    std::optional<double> oversubscription);
 
 // A cluster section given as JSON text (a file's contents); errors name `where` + the JSON path.
 [[nodiscard]] sim::ClusterConfig parse_cluster_text(const std::string& json_text, const std::string& where);

@@ -213,6 +213,7 @@ std::string collective_json(const CollectiveSweep& sweep) {
   doc["ranks"] = sweep.ranks;
   doc["op"] = sweep.op;
   doc["network"] = sweep.network;
+  if (!sweep.fabric.empty()) doc["fabric"] = sweep.fabric;
   doc["rows"] = nlohmann::ordered_json::array();
   for (const auto& r : sweep.rows)
     doc["rows"].push_back({{"size_bytes", static_cast<long long>(r.size_bytes)},

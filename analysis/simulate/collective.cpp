@@ -125,7 +125,12 @@ CollectiveSweep run_collective_sweep(const CollectiveArgs& a) {
   if (!mode)
     throw InputError("--network", "unknown network model '" + a.network +
                                       "'; valid choices: " + join_names(schema::networks()));
-  const sim::Cluster cluster(load_cluster(a));
+  sim::ClusterConfig config = load_cluster(a);
+  if (a.fabric)
+    config.inter_node.fabric = fabric_from_options(*a.fabric, a.nodes_per_leaf, a.oversubscription);
+  else if (a.nodes_per_leaf || a.oversubscription)
+    throw InputError(a.nodes_per_leaf ? "--nodes-per-leaf" : "--oversubscription", "needs --fabric fat_tree");
+  const sim::Cluster cluster(std::move(config));
   const auto sizes = sizes_of(a);
   CollectiveSweep out;
   out.op = a.op;
@@ -135,6 +140,7 @@ CollectiveSweep run_collective_sweep(const CollectiveArgs& a) {
   out.nodes = cluster.num_nodes();
   out.ranks = static_cast<int>(cluster.gpus().size());
   out.network = a.network;
+  if (out.nodes > 1) out.fabric = sim::describe_fabric(cluster.config().inter_node.fabric);
   const auto protocol = protocol_of(a.protocol);
   for (double size : sizes) {
     try {
@@ -169,6 +175,7 @@ std::string render_collective(const CollectiveSweep& s) {
   std::snprintf(line, sizeof line, "# spsim collective: %s on %s, %d node(s), %d ranks, %s network model\n",
                 s.op.c_str(), s.cluster.c_str(), s.nodes, s.ranks, s.network.c_str());
   out += line;
+  if (!s.fabric.empty()) out += "# inter-node fabric: " + s.fabric + "\n";
   std::snprintf(line, sizeof line, "%14s %13s %6s %5s %16s %6s %12s %9s %9s\n", "size(B)", "count", "type",
                 "redop", "algo", "proto", "time(us)", "algbw", "busbw");
   out += line;

@@ -15,7 +15,7 @@ namespace spsim::analysis {
 
 // The command line as given; everything is validated by run_collective_sweep (InputError naming the
 // option: --cluster, --nodes, --gpus, --op, --min-bytes, --max-bytes, --step-factor, --algo, --protocol,
-// --network).
+// --network, --fabric, --nodes-per-leaf, --oversubscription).
 struct CollectiveArgs {
   std::string cluster;       // preset name (configs/clusters/)
   std::optional<int> nodes;  // default: the preset's, or as many as --gpus needs
@@ -27,6 +27,10 @@ struct CollectiveArgs {
   std::string algo = "auto";
   std::string protocol = "auto";
   std::string network = "flow";
+  // --fabric / --nodes-per-leaf / --oversubscription: the inter-node fabric instead of the preset's
+  std::optional<std::string> fabric;
+  std::optional<int> nodes_per_leaf;
+  std::optional<double> oversubscription;
 };
 
 struct CollectiveRow {
@@ -47,6 +51,7 @@ struct CollectiveSweep {
   int nodes = 1;
   int ranks = 0;
   std::string network;
+  std::string fabric;  // sim::describe_fabric: "" for one non-blocking switch
   std::vector<CollectiveRow> rows;
 };
 

@@ -23,19 +23,24 @@ std::string header(const Config& cfg, const SimSummary& s) {
   std::string out = "simulate " + cfg.name + ": ";
   const bool tp = layer_shown(cfg.layer.name, cfg.parallel.tp);
   if (tp)
-    out += cfg.layer.name + " (" + options_text(cfg.layer.options) + "), tp " + std::to_string(cfg.parallel.tp) +
-           " x ";
+    out += cfg.layer.name + " (" + options_text(cfg.layer.options) + "), tp " +
+           std::to_string(cfg.parallel.tp) + " x ";
   out += cfg.strategy.name;
   if (!cfg.strategy.options.empty()) out += " (" + options_text(cfg.strategy.options) + ")";
   out += (tp ? ", cp " : ", degree ") + std::to_string(cfg.strategy.degree);
   if (cfg.parallel.dp > 1) out += " x dp " + std::to_string(cfg.parallel.dp);
   if (cfg.world() > cfg.strategy.degree) out += " = " + std::to_string(cfg.world()) + " ranks";
-  out += " on " + s.cluster + " (" + std::to_string(s.gpus) + " x " + s.gpu + ")\n";
+  const std::string fabric = cfg.cluster && cfg.cluster->nodes > 1 && !cfg.cluster->topology
+                                 ? sim::describe_fabric(cfg.cluster->inter_node.fabric)
+                                 : "";
+  out += " on " + s.cluster + " (" + std::to_string(s.gpus) + " x " + s.gpu +
+         (fabric.empty() ? "" : "; " + fabric) + ")\n";
   // The MLP and recomputation matter beyond the attention scope; named when not the default.
   const bool layers = w.scope != models::Scope::attention;
-  const std::string model = cfg.model.name + (layers && cfg.model.mlp == models::Mlp::swiglu ? " (SwiGLU MLP)" : "");
-  out += "workload: " + model + ", " + scope_name(w.scope) + (layers && w.recompute ? " with recomputation" : "") +
-         ", seq " + std::to_string(w.seq_len) +
+  const std::string model =
+      cfg.model.name + (layers && cfg.model.mlp == models::Mlp::swiglu ? " (SwiGLU MLP)" : "");
+  out += "workload: " + model + ", " + scope_name(w.scope) +
+         (layers && w.recompute ? " with recomputation" : "") + ", seq " + std::to_string(w.seq_len) +
          ", batch " + std::to_string(w.batch) + ", " + std::string(rt::dtype_name(w.dtype)) +
          (w.causal ? ", causal" : "") +
          (w.passes == models::Passes::fwd ? ", forward only" : ", forward+backward") + "; network " +

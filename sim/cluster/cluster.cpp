@@ -64,8 +64,24 @@ void Cluster::Impl::build_presets() {
   nodes = config.nodes;
   const auto& intra = config.intra_node;
   const bool multi = nodes > 1;
+  const FabricConfig& fab = config.inter_node.fabric;
+  const bool single = fab.kind == FabricKind::single_switch;
   const DeviceId fabric =
-      multi ? add_device({"fabric", DeviceKind::network_switch, -1, 0, false}) : DeviceId{-1};
+      multi && single ? add_device({"fabric", DeviceKind::network_switch, -1, 0, false}) : DeviceId{-1};
+  // A fat tree: a leaf switch per group of nodes and, with two or more, one spine their uplinks meet at.
+  const int groups = multi ? fab.groups(nodes) : 0;
+  std::vector<DeviceId> leaves;
+  if (multi && !single) {
+    const DeviceId spine =
+        groups > 1 ? add_device({"spine", DeviceKind::network_switch, -1, 0, false}) : DeviceId{-1};
+    LinkSpec uplink = config.inter_node.link;
+    uplink.name += " uplinks";
+    uplink.bandwidth_Bps = leaf_uplink_line_Bps(config);
+    for (int g = 0; g < groups; ++g) {
+      leaves.push_back(add_device({"leaf" + std::to_string(g), DeviceKind::network_switch, -1, 0, false}));
+      if (groups > 1) add_link(leaves.back(), spine, uplink, true);
+    }
+  }
   for (int n = 0; n < nodes; ++n) {
     std::string prefix = std::to_string(n);  // "n<node>." (built in place: GCC 12 -Wrestrict false positive)
     prefix.insert(prefix.begin(), 'n');
@@ -80,7 +96,8 @@ void Cluster::Impl::build_presets() {
       if (!multi) continue;
       const DeviceId nic = add_device({prefix + "nic" + std::to_string(g), DeviceKind::nic, n, g, false});
       add_link(gpu, nic, config.inter_node.nic_attach, true);
-      add_link(nic, fabric, config.inter_node.link, true);
+      const DeviceId sw_of_nic = single ? fabric : leaves[static_cast<std::size_t>(n / fab.nodes_per_leaf)];
+      add_link(nic, sw_of_nic, config.inter_node.link, true);
     }
   }
 }

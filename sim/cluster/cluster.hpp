@@ -15,7 +15,7 @@ using DeviceId = int;
 using LinkId = int;
 
 struct Device {
-  std::string name;  // e.g. "n0.gpu3", "n0.nvswitch", "n1.nic7", "fabric"
+  std::string name;  // e.g. "n0.gpu3", "n0.nvswitch", "n1.nic7", "fabric", "leaf1", "spine"
   DeviceKind kind = DeviceKind::gpu;
   int node = 0;
   int local_index = 0;  // GPUs: index within the node
@@ -39,9 +39,11 @@ struct Route {
 };
 
 // Built from presets as: per node, GPUs on one NVSwitch or PCIe switch (duplex links of the
-// intra-node spec); with nodes > 1 one NIC per GPU (GPU <-> NIC over nic_attach) and every NIC on one
-// non-blocking "fabric" switch (NIC <-> fabric over the inter-node spec). Ranks map onto gpus() in
-// order: node-major, local index minor (explicit topologies: listed order).
+// intra-node spec); with nodes > 1 one NIC per GPU (GPU <-> NIC over nic_attach), each NIC on a switch
+// over the inter-node spec: the one non-blocking "fabric" switch, or, in a fat tree (inter_node.fabric,
+// config.hpp), leaf "leaf<g>" of its node's group, the leaves joined at a "spine" by uplinks of the
+// oversubscribed bandwidth. Ranks map onto gpus() in order: node-major, local index minor (explicit
+// topologies: listed order).
 //
 // Routes minimise (latency, hops) with Dijkstra; GPUs are endpoints only (never forward). Routes
 // are computed once per source and cached, so route() is not thread-safe.

@@ -45,11 +45,49 @@ struct IntraNodeConfig {
   bool nvls = false;                           // the NVSwitch reduces in the switch (H100 and later)
 };
 
-// Multi-node: one NIC per GPU (rail-optimized), every NIC on one non-blocking switch fabric.
-struct InterNodeConfig {
-  LinkSpec link;        // NIC <-> fabric switch
-  LinkSpec nic_attach;  // GPU <-> its NIC (PCIe)
+// How the NICs of a multi-node cluster are switched (JSON `inter_node.fabric`):
+//   single_switch   every NIC on one non-blocking switch (the default; a fat tree with full bisection)
+//   fat_tree        nodes in leaf groups of `nodes_per_leaf`: the NICs of a group share a leaf switch,
+//                   leaves meet at a spine through uplinks of (NIC ports of a full leaf) × NIC bandwidth
+//                   / `oversubscription`
+// A leaf's uplinks are one link of their summed bandwidth: traffic spreads over them perfectly (ECMP
+// collisions would lower it further). The uplinks are cables and switch hops like the NICs', so they
+// have the inter-node link's efficiency and per-hop latency. (A rail-optimized fabric, one leaf per NIC
+// rail, is not modelled: NCCL keeps its rings on one rail and reaches other rails through a peer GPU
+// over NVLink (PXN), and GPUs here do not forward.)
+enum class FabricKind : std::uint8_t { single_switch, fat_tree };
+[[nodiscard]] const char* fabric_kind_name(FabricKind k);
+struct FabricConfig;
+// "fat_tree, 4 nodes per leaf, 2:1 oversubscribed" ("" for the single switch), for headers.
+[[nodiscard]] std::string describe_fabric(const FabricConfig& f);
+
+struct FabricConfig {
+  FabricKind kind = FabricKind::single_switch;
+  int nodes_per_leaf = 0;       // fat_tree: nodes per leaf switch (≥ 1)
+  double oversubscription = 1;  // downlink / uplink bandwidth of a leaf, ≥ 1
+  // Leaf groups (pods) holding `nodes` nodes: 1 for a single switch.
+  [[nodiscard]] int groups(int nodes) const {
+    return kind == FabricKind::single_switch ? 1 : (nodes + nodes_per_leaf - 1) / nodes_per_leaf;
+  }
+  // Rotating the nodes by one maps the network onto itself (CollectiveRun::can_fold_nodes).
+  [[nodiscard]] bool node_symmetric(int nodes) const { return groups(nodes) <= 1; }
+  // The leaf group node `node` belongs to.
+  [[nodiscard]] int leaf_of(int node) const {
+    return kind == FabricKind::single_switch ? 0 : node / nodes_per_leaf;
+  }
 };
+
+// Multi-node: one NIC per GPU, switched as `fabric` says.
+struct InterNodeConfig {
+  LinkSpec link;        // NIC <-> its leaf (or the one fabric switch)
+  LinkSpec nic_attach;  // GPU <-> its NIC (PCIe)
+  FabricConfig fabric;
+};
+
+struct ClusterConfig;
+// Line rate of one leaf's uplinks together, one direction (fat_tree): the NIC ports of a full leaf at
+// the inter-node link's line rate, over the oversubscription. Effective rate: × inter_node.link.efficiency.
+[[nodiscard]] double leaf_uplink_line_Bps(const ClusterConfig& c);
 
 struct ClusterConfig {
   std::string name;  // preset name, or "custom"

@@ -39,6 +39,10 @@ struct GroupShape {
   // Every node holds the same local GPU indices in the same order (so rotating the nodes maps the
   // group onto itself; CollectiveRun::can_fold_nodes).
   bool uniform_nodes = false;
+  // A group across leaves of a fat tree (inter_node.fabric): the effective rate of one leaf's uplinks
+  // and the most ranks of the group under one leaf; 0 when one switch joins the group's nodes.
+  double spine_Bps = 0;
+  int leaf_ranks = 0;
   [[nodiscard]] int nodes() const { return static_cast<int>(node_members.size()); }
   // The group's bus-bandwidth bound: a GPU's NVLink port, and across nodes at most its node's NICs
   // shared by the channels (LL's llMaxBw cap is a fraction of it; protocol.hpp).

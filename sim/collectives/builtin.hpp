@@ -29,6 +29,10 @@ namespace spsim::sim {
 // in seconds; `bytes` / `parts` share the bottleneck (a ring's n over P·C channels: bytes n, parts P·C).
 [[nodiscard]] double hop_s(const GroupShape& shape, const ProtocolCosts& costs, bool inter_node, double bytes,
                            double parts = 1);
+// A step that moves `bytes` up one leaf's uplinks of a fat tree (GroupShape::spine_Bps), as the
+// estimates see it: α of an inter-node hop + bytes / (efficiency · uplink rate); 0 when the group is under
+// one switch. The flow model shares the uplinks max-min among the flows that cross them.
+[[nodiscard]] double spine_s(const GroupShape& shape, const ProtocolCosts& costs, double bytes);
 // The same formula summed in picoseconds (α exact, the transfer term rounded), for the estimates that
 // add Time values (tree, NVLS, halving-doubling, hierarchical).
 [[nodiscard]] Time hop_time(const GroupShape& shape, const ProtocolCosts& costs, bool inter_node,

@@ -65,6 +65,17 @@ GroupShape make_group_shape(const Cluster& cluster, const std::vector<DeviceId>&
     }
     if (!s.node_nvls_switches.empty())
       s.nvls_hop_latency = cluster.route(dev(0), s.node_nvls_switches.front()).latency;
+    const ClusterConfig& config = cluster.config();
+    if (!config.topology && config.inter_node.fabric.kind != FabricKind::single_switch) {
+      std::map<int, int> per_leaf;  // leaf -> ranks of the group under it
+      for (const auto& m : s.node_members)
+        per_leaf[config.inter_node.fabric.leaf_of(cluster.device(dev(m[0])).node)] +=
+            static_cast<int>(m.size());
+      if (per_leaf.size() > 1) {
+        s.spine_Bps = leaf_uplink_line_Bps(config) * config.inter_node.link.efficiency;
+        for (const auto& [leaf, ranks] : per_leaf) s.leaf_ranks = std::max(s.leaf_ranks, ranks);
+      }
+    }
   } else {
     s.nvls_switch = cluster.nvls_switch(cluster.device(dev(0)).node);
     if (s.nvls_switch) s.nvls_hop_latency = cluster.route(dev(0), *s.nvls_switch).latency;
@@ -150,8 +161,10 @@ void CollectiveRun::after(Time delay, std::function<void()> then) {
 bool CollectiveRun::can_fold_nodes() const {
   // Without contention (analytical) other traffic cannot change this call's times.
   const bool alone = alone_ || owner_.network_.mode() == NetworkMode::analytical;
-  return owner_.may_fold_ && alone && shape_.nodes() >= 3 && shape_.uniform_nodes &&
-         !cluster().config().topology;
+  // A fat tree of several leaves breaks the symmetry: some hops cross the spine, others do not.
+  const auto& config = cluster().config();
+  return owner_.may_fold_ && alone && shape_.nodes() >= 3 && shape_.uniform_nodes && !config.topology &&
+         config.inter_node.fabric.node_symmetric(cluster().num_nodes());
 }
 
 void CollectiveRun::finish() {

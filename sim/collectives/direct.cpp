@@ -51,6 +51,8 @@ class Direct final : public Algorithm {
     double t = 0;
     if (g.max_per_node > 1) t = hop_s(g, costs, false, (g.max_per_node - 1) * chunk);
     if (g.multi_node()) t = std::max(t, hop_s(g, costs, true, (g.size - g.max_per_node) * chunk));
+    // Across leaves: the busiest leaf's ranks each send to every rank under other leaves.
+    t = std::max(t, spine_s(g, costs, g.leaf_ranks * static_cast<double>(g.size - g.leaf_ranks) * chunk));
     return costs.base_latency.seconds() + t;
   }
 };

@@ -4,7 +4,8 @@
 // On a full-bisection switch every step is one uncontended hop per rank, so
 //   T = base + (P − 1)(α + nβ/P)      (DESIGN.md §6; Thakur, Rabenseifner & Gropp, IJHPCA 2005)
 // A rank moves to the next step when its send has arrived and it has received this step's chunk.
-// The tuner counts max_per_node − 1 intra-node steps and the rest across nodes.
+// The tuner counts max_per_node − 1 intra-node steps and the rest across nodes, and across the leaves of
+// a fat tree the steps whose flows out of a leaf exceed its uplinks at the uplinks' pace.
 #include "sim/collectives/builtin.hpp"
 #include "sim/collectives/steps.hpp"
 
@@ -39,6 +40,19 @@ class Pairwise final : public Algorithm {
     double t = 0;
     if (intra_steps > 0) t += intra_steps * hop_s(g, costs, false, chunk);
     if (inter_steps > 0) t += inter_steps * hop_s(g, costs, true, chunk);
+    // Across leaves (ranks in blocks of L = leaf_ranks, as presets place them): at step s the ranks of a
+    // block send to the block shifted by s, so L minus its overlap with itself leave the leaf together;
+    // a step whose uplink share is slower than its NIC hop takes the uplink's time instead.
+    if (g.spine_Bps > 0) {
+      const int p = g.size, l = g.leaf_ranks;
+      const double intra = intra_steps > 0 ? hop_s(g, costs, false, chunk) : 0,
+                   inter = hop_s(g, costs, true, chunk);
+      for (int step = 1; step < p; ++step) {
+        const int stay = std::max(l - step, 0) + (step > p - l ? std::min(l, step + l - p) : 0);
+        const double counted = step <= intra_steps ? intra : inter;  // what the sum above took for it
+        t += std::max(0.0, spine_s(g, costs, (l - stay) * chunk) - counted);
+      }
+    }
     return costs.base_latency.seconds() + t;
   }
 };

@@ -55,6 +55,12 @@ double hop_s(const GroupShape& shape, const ProtocolCosts& costs, bool inter_nod
   return (costs.step(cls) + latency).seconds() + bytes / (parts * costs.efficiency_on(cls) * bw);
 }
 
+double spine_s(const GroupShape& shape, const ProtocolCosts& costs, double bytes) {
+  if (shape.spine_Bps <= 0) return 0;
+  return (costs.step(shape.inter_class) + shape.inter_latency).seconds() +
+         bytes / (costs.efficiency_on(shape.inter_class) * shape.spine_Bps);
+}
+
 Time hop_time(const GroupShape& shape, const ProtocolCosts& costs, bool inter_node, double bytes_per_link) {
   const Time latency = inter_node ? shape.inter_latency : shape.intra_latency;
   const double bw = inter_node ? shape.inter_Bps : shape.intra_Bps;

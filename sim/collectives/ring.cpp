@@ -11,7 +11,8 @@
 // each node's members rotated by c, so it leaves node a from local member c − 1 and enters node
 // a + 1 at member c. Every NIC then carries exactly one ring, as NCCL's rings do on rail-optimized
 // clusters. The tuner's estimate takes each step as its slowest hop:
-//   step = max(α_intra + n β_intra / P,  α_inter + n β_inter / (C P))   (C rings share an NVLink port).
+//   step = max(α_intra + n β_intra / P,  α_inter + n β_inter / (C P))   (C rings share an NVLink port),
+// and across the leaves of a fat tree at least α_inter + n β_uplinks / P (the C hops leaving a leaf).
 //
 // Alone on a preset cluster across 3+ identical nodes the ring runs node 0's positions only
 // (CollectiveRun::can_fold_nodes): rotating the nodes maps the rings onto themselves, so every
@@ -75,6 +76,9 @@ class Ring final : public Algorithm {
     double step = 0;
     if (g.max_per_node > 1) step = hop_s(g, costs, false, n, p);
     if (g.multi_node()) step = std::max(step, hop_s(g, costs, true, n, g.channels * p));
+    // Across leaves the rings run in node order, so each leaf's uplinks carry the C channels' hops out
+    // of its last node: n / P per step.
+    step = std::max(step, spine_s(g, costs, n / p));
     return costs.base_latency.seconds() + ring_steps(call.kind, g.size) * step;
   }
 };

@@ -172,7 +172,16 @@ TEST_CASE("bad arguments exit 2 naming the argument and the choices") {
             "--step-factor", "> 1"},
         Bad{"--cluster dgx-a100 --op all_reduce --algo nvls --min-bytes 8 --max-bytes 8", "--algo", "NVLS"},
         Bad{"--cluster dgx-a100 --op all_to_all --algo rhd --min-bytes 8 --max-bytes 8", "--algo",
-            "pairwise, direct"}}) {
+            "pairwise, direct"},
+        Bad{"--cluster dgx-h100 --nodes 4 --fabric torus --op all_gather --min-bytes 8 --max-bytes 8",
+            "--fabric", "single_switch, fat_tree"},
+        Bad{"--cluster dgx-h100 --nodes 4 --fabric fat_tree --op all_gather --min-bytes 8 --max-bytes 8",
+            "--nodes-per-leaf", ">= 1"},
+        Bad{"--cluster dgx-h100 --nodes 4 --nodes-per-leaf 2 --op all_gather --min-bytes 8 --max-bytes 8",
+            "--nodes-per-leaf", "--fabric fat_tree"},
+        Bad{"--cluster dgx-h100 --nodes 4 --fabric fat_tree --nodes-per-leaf 2 --oversubscription 0.5 --op "
+            "all_gather --min-bytes 8 --max-bytes 8",
+            "--oversubscription", "[1, 1e6]"}}) {
     const std::string args = b.args;
     CAPTURE(args);
     const auto r = run_cli(args);
@@ -181,6 +190,29 @@ TEST_CASE("bad arguments exit 2 naming the argument and the choices") {
     CHECK(r.out.find(b.names) != std::string::npos);
     CHECK(r.out.find(b.lists) != std::string::npos);
   }
+}
+
+TEST_CASE("--fabric fat_tree: named in the header and JSON; 4:1 uplinks bound an all-to-all across leaves") {
+  const std::string common =
+      "--cluster dgx-h100 --nodes 4 --op all_to_all --min-bytes 256M --max-bytes 256M ";
+  const auto flat = run_cli(common + "--json");
+  const auto tree = run_cli(common + "--fabric fat_tree --nodes-per-leaf 2 --oversubscription 4 --json");
+  const auto text = run_cli(common + "--fabric fat_tree --nodes-per-leaf 2 --oversubscription 4");
+  REQUIRE(flat.rc == 0);
+  REQUIRE(tree.rc == 0);
+  CHECK(text.out.find("# inter-node fabric: fat_tree, 2 nodes per leaf, 4:1 oversubscribed") !=
+        std::string::npos);
+  CHECK(tree.out.find("\"fabric\": \"fat_tree, 2 nodes per leaf, 4:1 oversubscribed\"") != std::string::npos);
+  CHECK(flat.out.find("\"fabric\"") == std::string::npos);
+  const auto time_of = [](const std::string& out) {
+    return std::stod(out.substr(out.find("\"time_us\": ") + 11));
+  };
+  // Each of the 32 ranks sends n / 32 to every peer (n = 256 MiB). Flat: a NIC carries its GPU's data
+  // to the 24 GPUs of other nodes, 0.75 n at 47.5 GB/s (ib-ndr.json). Fat tree: the 16 GPUs of a leaf
+  // send n / 2 each to the other leaf, 8 n up uplinks of 16 x 47.5 / 4 = 190 GB/s. Latency adds < 1%.
+  const double n = 268435456.0;
+  CHECK(time_of(flat.out) * 1e-6 == doctest::Approx(0.75 * n / 47.5e9).epsilon(0.01));
+  CHECK(time_of(tree.out) * 1e-6 == doctest::Approx(8 * n / 190e9).epsilon(0.01));
 }
 
 TEST_CASE("--algo takes the registry's aliases: rhd runs halving_doubling") {

@@ -108,11 +108,12 @@ TEST_CASE("configs/checks for ulysses, ring, allgather_kv and usp parse and pass
 // Ulysses-based ones replicate kv heads or keep Ulysses inside a node).
 TEST_CASE("configs/experiments strategy comparisons expand into valid points") {
   // 9 strategy objects (3 RSA variants, 2 Ulysses, 3 ring layouts, all-gather-KV); 3 ring layouts;
-  // Ulysses, ring, all-gather-KV and USP at 3 Ulysses degrees.
+  // Ulysses, ring, all-gather-KV and USP at 3 Ulysses degrees; 4 oversubscriptions x 4 strategies.
   for (const auto& [name, count] :
        std::vector<std::pair<std::string, std::size_t>>{{"strategies-llama3-8b-64k", 9},
                                                         {"ring-layouts-llama3-8b-64k", 3},
-                                                        {"strategies-llama3-8b-64k-4node", 6}}) {
+                                                        {"strategies-llama3-8b-64k-4node", 6},
+                                                        {"fabric-llama3-8b-512k-16node", 16}}) {
     CAPTURE(name);
     const auto cfg =
         analysis::load_config(std::string(SPSIM_SOURCE_DIR) + "/configs/experiments/" + name + ".json");

@@ -9,6 +9,7 @@
 #include "analysis/config/document.hpp"
 #include "runtime/core/error.hpp"
 #include "sim/cluster/cluster.hpp"
+#include "sim/collectives/collectives.hpp"
 
 using namespace spsim::sim;
 using spsim::analysis::cluster_presets;
@@ -188,4 +189,140 @@ TEST_CASE("gpus_per_node next to a preset lowers it (a partial node), never rais
     CHECK(e.where() == "cluster.gpus_per_node");
     CHECK(std::string(e.message()).find("has 8") != std::string::npos);
   }
+}
+
+namespace {
+
+json fat_tree(int nodes, int per_leaf, double oversubscription) {
+  return json{
+      {"preset", "dgx-h100"},
+      {"nodes", nodes},
+      {"inter_node",
+       {{"fabric",
+         {{"kind", "fat_tree"}, {"nodes_per_leaf", per_leaf}, {"oversubscription", oversubscription}}}}}};
+}
+
+// Seconds a ring collective of `bytes` takes alone on every GPU of `c` (flow model, Simple).
+double ring_seconds(const Cluster& c, spsim::rt::CommKind kind, double bytes) {
+  const CollectiveCall call{kind, c.gpus(), bytes, "ring", Protocol::simple, 1};
+  return simulate_collective(c, NetworkMode::flow, call).duration().seconds();
+}
+
+}  // namespace
+
+TEST_CASE("a fat tree: leaf switches per group of nodes, a spine, uplinks of the oversubscribed bandwidth") {
+  // 4 DGX H100 nodes, 2 per leaf, 2:1: per node 8 GPUs + 8 NICs + an NVSwitch; 2 leaves and a spine.
+  const Cluster c(parse_cluster(fat_tree(4, 2, 2), "cluster"));
+  CHECK(c.num_devices() == static_cast<std::size_t>(4 * (2 * 8 + 1) + 2 + 1));
+  CHECK(c.find_device("leaf1").has_value());
+  CHECK_FALSE(c.find_device("fabric").has_value());
+  const auto& g = c.gpus();
+  // Same leaf: gpu -> nic -> leaf0 -> nic -> gpu. Other leaf: ... -> leaf0 -> spine -> leaf1 -> ...
+  CHECK(c.route(g[0], g[8 + 3]).links.size() == 4);
+  const Route& across = c.route(g[0], g[16 + 3]);
+  REQUIRE(across.links.size() == 6);
+  // Uplink: 2 nodes x 8 NICs x NDR 50 GB/s / 2, at the NIC link's efficiency 0.95 (ib-ndr.json).
+  const Link& up = c.link(across.links[2]);
+  CHECK(c.device(up.from).name == "leaf0");
+  CHECK(c.device(up.to).name == "spine");
+  CHECK(up.capacity_Bps == doctest::Approx(2 * 8 * 50e9 / 2 * 0.95));
+  CHECK(across.bottleneck_Bps == doctest::Approx(50e9 * 0.95));  // a lone flow still has its NIC's rate
+  // One leaf holds every node: no spine.
+  const Cluster one(parse_cluster(fat_tree(3, 4, 2), "cluster"));
+  CHECK(one.num_devices() == static_cast<std::size_t>(3 * (2 * 8 + 1) + 1));
+  CHECK_FALSE(one.find_device("spine").has_value());
+  // The last leaf may be partly filled; its uplinks are those of a full leaf.
+  const Cluster odd(parse_cluster(fat_tree(5, 2, 4), "cluster"));
+  CHECK(odd.find_device("leaf2").has_value());
+  const auto& og = odd.gpus();
+  const Route& last = odd.route(og[32], og[0]);
+  REQUIRE(last.links.size() == 6);
+  CHECK(odd.link(last.links[2]).capacity_Bps == doctest::Approx(2 * 8 * 50e9 / 4 * 0.95));
+}
+
+TEST_CASE("oversubscribed uplinks limit traffic between leaves, by max-min sharing") {
+  // A ring's channel c leaves node a from its GPU c - 1 and enters node a + 1 at GPU c, each over
+  // its own NIC (sim/collectives/ring.cpp): with 4 nodes, 2 per leaf, the hops n1 -> n2 and n3 -> n0
+  // cross the spine, 8 channels each, 8 x 47.5 = 380 GB/s up each leaf's uplinks. Uplinks of
+  // 2 x 8 x 47.5 / R: R = 1 (760) and R = 2 (380) carry that at the NICs' rate, so the ring's time
+  // is the same; R = 4 (190) gives each crossing flow 190 / 8 = 23.75 GB/s, half the NIC rate. The
+  // inter-node hops set a ring step's pace (a GPU's NVLink4 port, 360 GB/s, carries its 7 intra-node
+  // channels at 51.4 each, above the NIC's 47.5). A step takes α + chunk / rate, chunk = n / (8 × 32),
+  // so R = 4 adds exactly (P − 1) × chunk × (1 / 23.75 − 1 / 47.5) GB/s = 31 × chunk / 47.5 GB/s.
+  using spsim::rt::CommKind;
+  const double bytes = 1024.0 * 1024 * 1024, chunk = bytes / (8 * 32), nic = 50e9 * 0.95;  // ib-ndr.json
+  const Cluster full(parse_cluster(fat_tree(4, 2, 1), "cluster"));
+  const Cluster two(parse_cluster(fat_tree(4, 2, 2), "cluster"));
+  const Cluster four(parse_cluster(fat_tree(4, 2, 4), "cluster"));
+  const double t_full = ring_seconds(full, CommKind::all_gather, bytes);
+  CHECK(ring_seconds(two, CommKind::all_gather, bytes) == doctest::Approx(t_full).epsilon(1e-9));
+  CHECK(ring_seconds(four, CommKind::all_gather, bytes) - t_full ==
+        doctest::Approx(31 * chunk / nic).epsilon(1e-6));
+  // Across one leaf there is no spine and oversubscription changes nothing.
+  const Cluster one_leaf(parse_cluster(fat_tree(4, 4, 4), "cluster"));
+  const Cluster flat(preset_cluster("dgx-h100", 4));
+  CHECK(ring_seconds(one_leaf, CommKind::all_gather, bytes) ==
+        doctest::Approx(ring_seconds(flat, CommKind::all_gather, bytes)).epsilon(1e-12));
+}
+
+TEST_CASE("a ring over several leaves is simulated in full, never folded to one node") {
+  const CollectiveCall call{spsim::rt::CommKind::all_reduce, {}, 64e6, "ring", Protocol::simple, 1};
+  auto folded = [&](const Cluster& c) {
+    CollectiveCall k = call;
+    k.ranks = c.gpus();
+    return simulate_collective(c, NetworkMode::flow, k).folded;
+  };
+  CHECK(folded(Cluster(preset_cluster("dgx-h100", 4))));
+  CHECK(folded(Cluster(parse_cluster(fat_tree(4, 4, 2), "cluster"))));  // one leaf: symmetric
+  CHECK_FALSE(folded(Cluster(parse_cluster(fat_tree(4, 2, 2), "cluster"))));
+}
+
+TEST_CASE("fabric errors name the key, the value and the choices") {
+  auto with = [](json fabric) {
+    return json{{"preset", "dgx-h100"}, {"nodes", 4}, {"inter_node", {{"fabric", fabric}}}};
+  };
+  CHECK(error_where(with({{"kind", "torus"}})) == "cluster.inter_node.fabric.kind");
+  CHECK(error_text(with({{"kind", "torus"}})).find("single_switch, fat_tree") != std::string::npos);
+  CHECK(error_where(with({{"kind", "fat_tree"}})) == "cluster.inter_node.fabric.nodes_per_leaf");
+  CHECK(error_where(with({{"kind", "fat_tree"}, {"nodes_per_leaf", 0}})) ==
+        "cluster.inter_node.fabric.nodes_per_leaf");
+  CHECK(error_where(with({{"kind", "fat_tree"}, {"nodes_per_leaf", 2}, {"oversubscription", 0.5}})) ==
+        "cluster.inter_node.fabric.oversubscription");
+  CHECK(error_text(with({{"kind", "fat_tree"}, {"nodes_per_leaf", 2}, {"oversubscription", 0.5}}))
+            .find("0.5") != std::string::npos);
+  CHECK(error_where(with({{"kind", "single_switch"}, {"nodes_per_leaf", 2}})) ==
+        "cluster.inter_node.fabric.nodes_per_leaf");
+  CHECK(error_where(with({{"kind", "fat_tree"}, {"nodes_per_leaf", 2}, {"spines", 2}})) ==
+        "cluster.inter_node.fabric.spines");
+  CHECK(error_where(with("fat_tree")) == "cluster.inter_node.fabric");
+  CHECK(error_where(with({{"kind", "fat_tree"}, {"nodes_per_leaf", 2}})).empty());
+}
+
+TEST_CASE("the estimates (tuner, closed forms) see a fat tree's uplinks as the flow model does") {
+  // Ring all-gather and direct all-to-all across 2 leaves at 4:1 (tests above): the estimate of the
+  // algorithm the simulation runs matches the simulated time within 1%; under one leaf nothing changes.
+  using spsim::rt::CommKind;
+  for (auto [kind, algo] :
+       {std::pair{CommKind::all_gather, "ring"}, std::pair{CommKind::all_to_all, "direct"}}) {
+    CAPTURE(algo);
+    for (double over : {1.0, 4.0}) {
+      CAPTURE(over);
+      const Cluster c(parse_cluster(fat_tree(4, 2, over), "cluster"));
+      Engine engine;
+      const auto network = make_network(NetworkMode::flow, engine, c);
+      const Collectives collectives(*network);
+      const CollectiveCall call{kind, c.gpus(), 1024.0 * 1024 * 1024, algo, Protocol::simple, 1};
+      const double estimate = collectives.choose(call).predicted_s;
+      CHECK(estimate == doctest::Approx(simulate_collective(c, NetworkMode::flow, call).duration().seconds())
+                            .epsilon(0.01));
+    }
+  }
+  // Pairwise exchange pays the uplinks step by step (at step s, min(s, 32 - s) of a leaf's 16 ranks
+  // leave it; more than 4 exceed 190 GB/s), so the tuner prefers posting every message at once.
+  const Cluster c(parse_cluster(fat_tree(4, 2, 4), "cluster"));
+  Engine engine;
+  const auto network = make_network(NetworkMode::flow, engine, c);
+  const Collectives collectives(*network);
+  CHECK(collectives.choose({CommKind::all_to_all, c.gpus(), 256.0 * 1024 * 1024, "auto", std::nullopt, 1})
+            .algorithm == "direct");
 }

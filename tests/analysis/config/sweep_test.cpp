@@ -316,3 +316,21 @@ TEST_CASE("layer.options axes and the default layer with options") {
   CHECK(e->where() == "sweep.layer.options.sequence_parallel[0]");
   CHECK(contains(e->what(), "valid choices: true, false"));
 }
+
+TEST_CASE("a sweep over a fat tree's oversubscription sets it in each point's cluster") {
+  Json doc = Json::parse(R"({"schema_version": 1, "name": "f", "model": {"preset": "llama3-8b"},
+    "workload": {"seq_len": 65536}, "strategy": {"name": "ring", "degree": 32},
+    "cluster": {"preset": "dgx-h100", "nodes": 4,
+                "inter_node": {"fabric": {"kind": "fat_tree", "nodes_per_leaf": 2}}},
+    "sweep": {"cluster.inter_node.fabric.oversubscription": [1, 2.5, 0.5]}})");
+  const auto points = spsim::analysis::expand_sweep(parse_config(doc, ""));
+  REQUIRE(points.size() == 3);
+  REQUIRE(points[0].ok());
+  REQUIRE(points[1].ok());
+  CHECK(points[0].config->cluster->inter_node.fabric.oversubscription == 1);
+  CHECK(points[1].config->cluster->inter_node.fabric.oversubscription == 2.5);
+  CHECK(points[1].config->cluster->inter_node.fabric.nodes_per_leaf == 2);
+  // Below 1 is an invalid point naming the key, not an aborted sweep.
+  CHECK_FALSE(points[2].ok());
+  CHECK(points[2].error.find("cluster.inter_node.fabric.oversubscription") != std::string::npos);
+}
