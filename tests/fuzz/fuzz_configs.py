@@ -265,6 +265,9 @@ VALID_FIELDS = {
     ("cluster", "nodes"): [1, 2, 3, 4, 8, 16, 65537, 1000000],
     ("cluster", "gpu"): GPUS,
     ("cluster", "gpus_per_node"): [1, 2, 3, 4, 8, 16, 72],
+    ("cluster", "inter_node", "fabric", "kind"): ["single_switch", "fat_tree", "rail_optimized"],
+    ("cluster", "inter_node", "fabric", "nodes_per_leaf"): [0, 1, 2, 3, 16, 65537],
+    ("cluster", "inter_node", "fabric", "oversubscription"): [0, 0.5, 1, 2, 3.5, 8, 1e7],
     ("strategy", "name"): STRATEGIES,
     ("strategy", "degree"): [1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 1024],
     ("strategy", "options", "grad_reduction"): OPTIONS["grad_reduction"],
@@ -297,7 +300,8 @@ SWEEP_PATHS = ["workload.seq_len", "strategy.degree", "cluster.nodes", "workload
                "workload.dtype", "strategy.name", "strategy.options.layout", "strategy.options.grad_reduction",
                "strategy.options.ulysses_degree", "workload.causal", "model.hidden", "model.heads",
                "model.kv_heads", "model.layers", "simulation.network", "collectives.protocol", "parallel.tp",
-               "parallel.cp", "layer.options.sequence_parallel", "model.mlp", "workload.recompute"]
+               "parallel.cp", "layer.options.sequence_parallel", "model.mlp", "workload.recompute",
+               "cluster.inter_node.fabric.oversubscription", "cluster.inter_node.fabric.nodes_per_leaf"]
 ODD_SWEEP_PATHS = ["", ".", "..", "model", "workload", "sweep", "sweep.x", "schema_version", "name",
                    "strategy.options", "cluster", "a.b.c", "workload..seq_len", "workload.seq_len.x",
                    ".workload.seq_len", "workload.seq_len.", "workload.unknown", "strategy.options.unknown",
@@ -748,6 +752,11 @@ def m_add_section(rng, cfg, lib):
                       "model.hf_config"])
     if key == "cluster":
         cfg["cluster"] = copy.deepcopy(rng.choice(lib.sections("cluster")))
+        if rng.random() < 0.3 and isinstance(cfg["cluster"], dict):
+            inter = cfg["cluster"].setdefault("inter_node", {})
+            if isinstance(inter, dict):
+                inter["fabric"] = {"kind": "fat_tree", "nodes_per_leaf": rng.choice([1, 2, 4]),
+                                   "oversubscription": rng.choice([1, 2, 4])}
     elif key == "parallel":
         cfg["parallel"] = {"dp": rng.choice([1, 2, 3, 4, 8]), "bucket_mb": rng.choice([0.5, 1, 25, 1e6])}
     elif key == "collectives":
