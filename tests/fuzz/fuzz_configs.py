@@ -741,7 +741,8 @@ def m_deep(rng, cfg, lib):
 
 def m_huge_array(rng, cfg, lib):
     n = rng.choice([1000, 100000])
-    v = rng.choice([[1] * n, list(range(n)), [{"name": "ring"}] * min(n, 10000), ["x"] * n])
+    # distinct objects: a later mutation that grows one element (a 1 MB key) must not grow them all
+    v = rng.choice([[1] * n, list(range(n)), [{"name": "ring"} for _ in range(min(n, 10000))], ["x"] * n])
     paths = _all_paths(cfg)
     p = rng.choice(paths) if paths else ()
     return set_at(cfg, p, v), f"huge-array {n} at {path_str(p)}"
