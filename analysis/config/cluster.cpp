@@ -166,6 +166,8 @@ IntraNodeConfig parse_intra(const nlohmann::json& j, const std::string& path) {
 FabricConfig parse_fabric(const nlohmann::json& j, const std::string& path) {
   check_keys(j, path, {"kind", "nodes_per_leaf", "oversubscription"});
   FabricConfig f;
+  if (j.is_object() && !j.contains("kind"))
+    throw InputError(join_path(path, "kind"), "missing required key; valid choices: single_switch, fat_tree");
   const std::string kind = get_string(j, path, "kind");
   bool known = false;
   for (auto k : {FabricKind::single_switch, FabricKind::fat_tree})

@@ -284,6 +284,8 @@ TEST_CASE("fabric errors name the key, the value and the choices") {
   CHECK(error_where(with({{"kind", "torus"}})) == "cluster.inter_node.fabric.kind");
   CHECK(error_text(with({{"kind", "torus"}})).find("single_switch, fat_tree") != std::string::npos);
   CHECK(error_where(with({{"kind", "fat_tree"}})) == "cluster.inter_node.fabric.nodes_per_leaf");
+  CHECK(error_where(with({{"nodes_per_leaf", 2}})) == "cluster.inter_node.fabric.kind");
+  CHECK(error_text(with({{"nodes_per_leaf", 2}})).find("single_switch, fat_tree") != std::string::npos);
   CHECK(error_where(with({{"kind", "fat_tree"}, {"nodes_per_leaf", 0}})) ==
         "cluster.inter_node.fabric.nodes_per_leaf");
   CHECK(error_where(with({{"kind", "fat_tree"}, {"nodes_per_leaf", 2}, {"oversubscription", 0.5}})) ==
