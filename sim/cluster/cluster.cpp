@@ -96,7 +96,7 @@ void Cluster::Impl::build_presets() {
       if (!multi) continue;
       const DeviceId nic = add_device({prefix + "nic" + std::to_string(g), DeviceKind::nic, n, g, false});
       add_link(gpu, nic, config.inter_node.nic_attach, true);
-      const DeviceId sw_of_nic = single ? fabric : leaves[static_cast<std::size_t>(n / fab.nodes_per_leaf)];
+      const DeviceId sw_of_nic = single ? fabric : leaves[static_cast<std::size_t>(fab.leaf_of(n))];
       add_link(nic, sw_of_nic, config.inter_node.link, true);
     }
   }
