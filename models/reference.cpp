@@ -50,17 +50,19 @@ Idx kv_index(const AttnProblem& p, Idx bh) {
 // log Σ exp of row i's allowed scores. Subtracting the row max first keeps exp() from overflowing.
 // `p` is an output so that callers looping over heads reuse one S×S buffer (large fresh allocations
 // cost page faults that dominate a big reference run).
-void attention_probs(const ConstMatMap& q, const ConstMatMap& k, double scale, bool causal, double* lse_row,
-                     Mat& p) {
+void attention_probs(const ConstMatMap& q, const ConstMatMap& k, double scale, const AttnProblem& problem,
+                     double* lse_row, Mat& p) {
   // Eigen hands the scale to its GEMM kernel as alpha: one pass less over the S×S matrix.
   p.noalias() = scale * (q * k.transpose());
   const Idx cols = p.cols();
   for (Idx i = 0; i < p.rows(); ++i) {
-    const Idx allowed = causal ? std::min(i + 1, cols) : cols;
-    auto kept = p.row(i).head(allowed);
+    // Every mask lets query i see one interval of keys, which holds i itself (mask_bounds.hpp).
+    const auto [lo, hi] = problem.bounds.key_range(i, problem.causal, cols);
+    auto kept = p.row(i).segment(lo, hi - lo + 1);
     const double row_max = kept.maxCoeff();
     kept = (kept.array() - row_max).exp().matrix();
-    p.row(i).tail(cols - allowed).setZero();
+    p.row(i).head(lo).setZero();
+    p.row(i).tail(cols - 1 - hi).setZero();
     const double sum = kept.sum();
     kept /= sum;
     lse_row[i] = row_max + std::log(sum);
@@ -186,8 +188,8 @@ std::pair<Mat, Mat> swiglu_backward(const Mat& u, const Mat& v, const Mat& dg) {
 struct LayerDims {
   Idx batch, seq, hidden, heads, kv_heads, head_dim;
   [[nodiscard]] Idx rows() const { return batch * seq; }
-  [[nodiscard]] AttnProblem problem(bool causal) const {
-    return AttnProblem{batch, heads, kv_heads, head_dim, seq, causal};
+  [[nodiscard]] AttnProblem problem(bool causal, const rt::MaskBounds& bounds) const {
+    return AttnProblem{batch, heads, kv_heads, head_dim, seq, causal, bounds};
   }
 };
 
@@ -246,15 +248,15 @@ struct LayerCache {
   Mat y;
 };
 
-LayerCache run_layer_forward(const LayerDims& d, bool causal, Mlp mlp, const LayerParams& p,
-                             std::span<const double> x) {
+LayerCache run_layer_forward(const LayerDims& d, bool causal, const rt::MaskBounds& bounds, Mlp mlp,
+                             const LayerParams& p, std::span<const double> x) {
   LayerCache c;
   c.x = ConstMatMap(x.data(), d.rows(), d.hidden);
   c.ln1 = layer_norm(c.x, p.at("ln1.gamma"), p.at("ln1.beta"));
   c.q = to_heads(linear(c.ln1.y, p.at("wq"), p.at("bq")), d, d.heads);
   c.k = to_heads(linear(c.ln1.y, p.at("wk"), p.at("bk")), d, d.kv_heads);
   c.v = to_heads(linear(c.ln1.y, p.at("wv"), p.at("bv")), d, d.kv_heads);
-  c.attn = attention_forward(d.problem(causal), c.q, c.k, c.v).o;
+  c.attn = attention_forward(d.problem(causal, bounds), c.q, c.k, c.v).o;
   c.o_tok = from_heads(c.attn, d, d.heads);
   c.r1 = c.x + linear(c.o_tok, p.at("wo"), p.at("bo"));
   c.ln2 = layer_norm(c.r1, p.at("ln2.gamma"), p.at("ln2.beta"));
@@ -289,6 +291,11 @@ void check_attention_problem(const AttnProblem& problem) {
                                                ") must be a multiple of kv_heads, got kv_heads = " +
                                                std::to_string(problem.kv_heads));
   }
+  if (problem.bounds.has_documents() && problem.bounds.documents_length() != problem.seq_len)
+    throw InputError("attention.mask.documents", "the document lengths sum to " +
+                                                     std::to_string(problem.bounds.documents_length()) +
+                                                     ", not the sequence length " +
+                                                     std::to_string(problem.seq_len));
 }
 
 std::int64_t q_numel(const AttnProblem& p) {
@@ -309,7 +316,7 @@ AttnRefOut attention_forward(const AttnProblem& problem, std::span<const double>
   Mat p;
   for (Idx bh = 0; bh < problem.batch * problem.heads; ++bh) {
     const Idx kv = kv_index(problem, bh);
-    attention_probs(block(q, bh, s, d), block(k, kv, s, d), attention_scale(problem), problem.causal,
+    attention_probs(block(q, bh, s, d), block(k, kv, s, d), attention_scale(problem), problem,
                     out.lse.data() + bh * s, p);
     block(out.o, bh, s, d).noalias() = p * block(v, kv, s, d);
   }
@@ -334,7 +341,7 @@ AttnRefGrads attention_backward(const AttnProblem& problem, std::span<const doub
     const ConstMatMap q_bh = block(q, bh, s, d);
     const ConstMatMap k_kv = block(k, kv, s, d);
     const ConstMatMap d_o_bh = block(d_o, bh, s, d);
-    attention_probs(q_bh, k_kv, scale, problem.causal, lse_row.data(), p);
+    attention_probs(q_bh, k_kv, scale, problem, lse_row.data(), p);
     // Pᵀ and dSᵀ products go through a column-major temporary, where Eigen packs P and dS from
     // contiguous runs (see rt::cpu::gemm: read row-major and transposed, they cost a TLB miss per row).
     t.noalias() = p.transpose() * d_o_bh;
@@ -355,19 +362,19 @@ AttnRefGrads attention_backward(const AttnProblem& problem, std::span<const doub
 // ---- layer: public ----------------------------------------------------------------------------
 
 LayerRefOut layer_forward(const ModelSpec& spec, std::int64_t batch, std::int64_t seq, bool causal,
-                          const LayerParams& params, std::span<const double> x) {
+                          const LayerParams& params, std::span<const double> x, const rt::MaskBounds& bounds) {
   const LayerDims d = check_layer_inputs(spec, batch, seq, params, x);
-  LayerCache c = run_layer_forward(d, causal, spec.mlp, params, x);
+  LayerCache c = run_layer_forward(d, causal, bounds, spec.mlp, params, x);
   return LayerRefOut{flat(c.y),         flat(c.ln1.y), std::move(c.q), std::move(c.k), std::move(c.v),
                      std::move(c.attn), flat(c.r1),    flat(c.ln2.y),  flat(c.u)};
 }
 
 LayerRefGrads layer_backward(const ModelSpec& spec, std::int64_t batch, std::int64_t seq, bool causal,
                              const LayerParams& params, std::span<const double> x,
-                             std::span<const double> dy) {
+                             std::span<const double> dy, const rt::MaskBounds& bounds) {
   const LayerDims d = check_layer_inputs(spec, batch, seq, params, x);
   require_size("layer dy", dy.size(), static_cast<std::int64_t>(x.size()));
-  const LayerCache c = run_layer_forward(d, causal, spec.mlp, params, x);
+  const LayerCache c = run_layer_forward(d, causal, bounds, spec.mlp, params, x);
   const LayerParams& p = params;
   LayerRefGrads grads;
   grads.params = make_layer_params(spec);
@@ -389,7 +396,7 @@ LayerRefGrads layer_backward(const ModelSpec& spec, std::int64_t batch, std::int
 
   // Attention branch: r1 = x + Wo attn(Q, K, V); Q, K, V all read LN1(x).
   const Mat d_o_tok = linear_backward(c.o_tok, p.at("wo"), d_r1, g.at("wo"), g.at("bo"));
-  AttnRefGrads ag = attention_backward(d.problem(causal), c.q, c.k, c.v, to_heads(d_o_tok, d, d.heads));
+  AttnRefGrads ag = attention_backward(d.problem(causal, bounds), c.q, c.k, c.v, to_heads(d_o_tok, d, d.heads));
   Mat d_h1 = linear_backward(c.ln1.y, p.at("wq"), from_heads(ag.dq, d, d.heads), g.at("wq"), g.at("bq"));
   d_h1 += linear_backward(c.ln1.y, p.at("wk"), from_heads(ag.dk, d, d.kv_heads), g.at("wk"), g.at("bk"));
   d_h1 += linear_backward(c.ln1.y, p.at("wv"), from_heads(ag.dv, d, d.kv_heads), g.at("wv"), g.at("bv"));

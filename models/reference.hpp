@@ -10,7 +10,8 @@
 // kv head are the sums over the query heads of its group.
 //
 // Attention core (Vaswani et al., "Attention is all you need", 2017), per batch index:
-//   s = scale · q kᵀ, scale = 1/√D;  causal: key j allowed for query i iff j ≤ i (S_q = S_k = S)
+//   s = scale · q kᵀ, scale = 1/√D;  causal: key j allowed for query i iff j ≤ i (S_q = S_k = S);
+//   the problem's bounds (documents, window) restrict that further (runtime/core/mask_bounds.hpp)
 //   p = softmax_rows(s) over allowed keys;  o = p v;  lse_i = log Σ_{allowed j} exp(s_ij)
 // Backward (chain rule through the softmax Jacobian diag(p) − p pᵀ of each row):
 //   dv = pᵀ do;  dp = do vᵀ;  ds = p ⊙ (dp − rowsum(dp ⊙ p));  dq = scale ds k;  dk = scale dsᵀ q
@@ -99,10 +100,11 @@ struct LayerRefGrads {
 // x must have batch*seq*hidden elements and `params` the shapes of make_layer_params(spec)
 // (std::invalid_argument otherwise); a bad spec, batch or seq throws InputError.
 [[nodiscard]] LayerRefOut layer_forward(const ModelSpec& spec, std::int64_t batch, std::int64_t seq,
-                                        bool causal, const LayerParams& params, std::span<const double> x);
+                                        bool causal, const LayerParams& params, std::span<const double> x,
+                                        const rt::MaskBounds& bounds = {});
 // Gradients of sum(dy ⊙ y) w.r.t. x and every parameter. Recomputes the forward.
 [[nodiscard]] LayerRefGrads layer_backward(const ModelSpec& spec, std::int64_t batch, std::int64_t seq,
                                            bool causal, const LayerParams& params, std::span<const double> x,
-                                           std::span<const double> dy);
+                                           std::span<const double> dy, const rt::MaskBounds& bounds = {});
 
 }  // namespace spsim::models

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "runtime/core/mask_bounds.hpp"
 #include "runtime/tensor.hpp"
 
 namespace spsim::models {
@@ -33,6 +34,7 @@ struct Workload {
   std::int64_t batch = 1;
   rt::DType dtype = rt::DType::bf16;  // element type on the simulated hardware
   bool causal = false;
+  rt::MaskBounds bounds = {};  // documents and sliding window (workload.mask), beyond `causal`
   Scope scope = Scope::attention;
   Passes passes = Passes::fwd_bwd;
   // Activation recomputation (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost"): keep
@@ -49,10 +51,11 @@ struct AttnProblem {
   std::int64_t head_dim = 1;
   std::int64_t seq_len = 1;
   bool causal = false;
+  rt::MaskBounds bounds = {};  // documents and sliding window on global positions
 };
 
 [[nodiscard]] inline AttnProblem attention_problem(const ModelSpec& m, const Workload& w) {
-  return AttnProblem{w.batch, m.heads, m.kv_heads, m.head_dim, w.seq_len, w.causal};
+  return AttnProblem{w.batch, m.heads, m.kv_heads, m.head_dim, w.seq_len, w.causal, w.bounds};
 }
 
 }  // namespace spsim::models

@@ -60,11 +60,11 @@ AttentionDims attention_dims(const Shape& q, const Shape& k, const Shape& v) {
 }
 
 void check_mask(const Mask& mask, std::int64_t sq, std::int64_t sk) {
-  if (!mask.causal) return;
-  if (!mask.rows || !mask.cols) fail("causal mask without row/column positions");
+  if (!mask.masked()) return;
+  if (!mask.rows || !mask.cols) fail("attention mask without row/column positions");
   if (static_cast<std::int64_t>(mask.rows->size()) != sq ||
       static_cast<std::int64_t>(mask.cols->size()) != sk)
-    fail("causal mask has " + std::to_string(mask.rows->size()) + " row and " +
+    fail("attention mask has " + std::to_string(mask.rows->size()) + " row and " +
          std::to_string(mask.cols->size()) + " column positions for a " + std::to_string(sq) + " x " +
          std::to_string(sk) + " block");
 }
@@ -82,7 +82,14 @@ using Run = Positions::Run;
 
 AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, double fraction) {
   AttentionLaunch l{a.bq, a.bk, a.sq, a.sk, a.d, a.dv};
-  if (!mask.causal || fraction >= 1.0) return l;
+  if (!mask.masked() || fraction >= 1.0) return l;
+  if (mask.bounded()) {
+    // Documents or a window: the kernel skips the tiles outside the bounds (flash-attention's varlen
+    // and window masks), which the kernel model prices as the visible fraction of the block's tiles.
+    l.mask = AttentionLaunch::Mask::fraction;
+    l.fraction = fraction;
+    return l;
+  }
   // The positions' runs (maximal arithmetic progressions; all-gather-KV's gathered keys are several
   // runs in rank order, not ascending as a whole).
   const std::vector<Run>& rows = mask.rows->runs();

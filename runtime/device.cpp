@@ -10,10 +10,10 @@ Tensor Device::zeros(const Shape& shape) {
 }
 
 double Mask::unmasked_fraction() const {
-  if (!causal) return 1.0;
-  if (!rows || !cols) throw RuntimeError("causal mask without row/column positions");
+  if (!masked()) return 1.0;
+  if (!rows || !cols) throw RuntimeError("attention mask without row/column positions");
   if (rows->empty() || cols->empty()) return 0.0;
-  return static_cast<double>(causal_pairs(*rows, *cols)) /
+  return static_cast<double>(allowed_pairs(*rows, *cols, causal, bounds)) /
          (static_cast<double>(rows->size()) * static_cast<double>(cols->size()));
 }
 

@@ -9,7 +9,8 @@
 //    that map to it (used for dK/dV of GQA).
 //  * Ops write into caller-allocated outputs; `accumulate` / `beta` add into existing contents.
 //    Elementwise ops (add, scale, gelu*, swiglu*) allow the output to alias an input.
-//  * Masks are built from global token positions, so causal masking is right for any layout.
+//  * Masks are built from global token positions, so causal, document and window masks are right for
+//    any layout.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/core/mask_bounds.hpp"
 #include "runtime/core/positions.hpp"
 #include "runtime/tensor.hpp"
 
@@ -25,18 +27,26 @@ namespace spsim::rt {
 enum class Trans : std::uint8_t { N, T };
 
 // Attention mask from global token positions: with `causal`, query row r may attend key column c
-// iff cols[c] <= rows[r]. Without `causal` every pair is allowed and rows/cols may be null.
+// iff cols[c] <= rows[r]; `bounds` (documents, a sliding window; runtime/core/mask_bounds.hpp) restrict
+// that further. Without `causal` and bounds every pair is allowed and rows/cols may be null.
 struct Mask {
   bool causal = false;
-  const Positions* rows = nullptr;  // global position of each query row
-  const Positions* cols = nullptr;  // global position of each key column
+  const Positions* rows = nullptr;      // global position of each query row
+  const Positions* cols = nullptr;      // global position of each key column
+  const MaskBounds* bounds = nullptr;   // nullptr or inactive: no bounds
 
+  // Some pair may be masked: rows and cols are needed.
+  [[nodiscard]] bool masked() const { return causal || (bounds != nullptr && bounds->active()); }
+  // Bounds beyond causality (documents or a window).
+  [[nodiscard]] bool bounded() const { return bounds != nullptr && bounds->active(); }
   [[nodiscard]] bool allowed(std::int64_t r, std::int64_t c) const {
-    return !causal || (*cols)[c] <= (*rows)[r];
+    if (!masked()) return true;
+    const std::int64_t q = (*rows)[r], k = (*cols)[c];
+    return (!causal || k <= q) && (!bounded() || bounds->allows(q, k));
   }
-  // Fraction of (row, col) pairs that are allowed: 1 without causal; 0 means the block is skipped.
-  // Counted on the positions' runs (causal_pairs), so a block of any size costs O(runs); throws for a
-  // causal mask without positions.
+  // Fraction of (row, col) pairs that are allowed: 1 when unmasked; 0 means the block is skipped.
+  // Counted on the positions' runs (allowed_pairs), so a block of any size costs O(runs); throws for a
+  // masked block without positions.
   [[nodiscard]] double unmasked_fraction() const;
 };
 

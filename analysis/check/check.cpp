@@ -204,6 +204,7 @@ CheckResult run_check(const Config& cfg, const CheckOptions& options) {
   }
   res.dtype = cfg.check.dtype;
   res.scope = cfg.workload.scope;
+  if (cfg.workload.bounds.active()) res.mask = cfg.workload.bounds.describe(cfg.workload.causal);
   res.tolerance = tolerance_for(cfg.check.dtype);
   res.tensors = compare_arrays(o.reference, o.strategy, res.tolerance, GroupSizes(res.degree, res.tp));
   return res;
@@ -243,7 +244,7 @@ std::string render_check(const CheckResult& r) {
                     options_text(r.options) + (layer.empty() ? "), P = " : "), cp = ") + std::to_string(r.degree) +
                     ", scope " +
                     (r.scope == models::Scope::layer ? "layer" : "attention") + ", " +
-                    std::string(rt::dtype_name(r.dtype)) + ", tolerance " + sci(r.tolerance) + "\n\n";
+                    (r.mask.empty() ? std::string() : "mask " + r.mask + ", ") + std::string(rt::dtype_name(r.dtype)) + ", tolerance " + sci(r.tolerance) + "\n\n";
   out += t.to_text();
   out += "\n";  // appended separately: GCC 12 -O3 warns (-Wrestrict, a false positive) on "\n" + string&&
   out += (failed == 0 ? std::string("PASS: all ") + std::to_string(r.tensors.size()) +

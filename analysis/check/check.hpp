@@ -28,6 +28,7 @@ struct CheckResult {
   int tp = 1;
   rt::DType dtype = rt::DType::f64;
   models::Scope scope = models::Scope::attention;
+  std::string mask;  // documents or a window (rt::MaskBounds::describe); empty for causal and full
   double tolerance = 0;
   std::vector<TensorCheck> tensors;
   [[nodiscard]] bool pass() const;

@@ -122,8 +122,8 @@ std::vector<Array> attention_reference_arrays(const models::AttnProblem& p, cons
 
 std::vector<Array> layer_reference_arrays(const models::ModelSpec& m, const models::AttnProblem& p,
                                           const LayerInputs& in) {
-  const auto fwd = models::layer_forward(m, p.batch, p.seq_len, p.causal, in.params, in.x);
-  const auto bwd = models::layer_backward(m, p.batch, p.seq_len, p.causal, in.params, in.x, in.r);
+  const auto fwd = models::layer_forward(m, p.batch, p.seq_len, p.causal, in.params, in.x, p.bounds);
+  const auto bwd = models::layer_backward(m, p.batch, p.seq_len, p.causal, in.params, in.x, in.r, p.bounds);
   const rt::Shape xs{p.batch, p.seq_len, m.hidden};
   std::vector<Array> out{{"Y", xs, fwd.y}, {"dX", xs, bwd.dx}};
   for (const auto& ps : strategies::layer_param_shapes(m))

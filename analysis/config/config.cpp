@@ -10,6 +10,7 @@
 #include "analysis/config/model.hpp"
 #include "analysis/config/schema.hpp"
 #include "analysis/config/sweep.hpp"
+#include "models/documents.hpp"
 #include "runtime/core/error.hpp"
 #include "sim/compute/attention_kernel.hpp"
 
@@ -50,13 +51,108 @@ void check_schema_version(const JsonObject& root) {
                                            "; this spsim reads version " + std::to_string(schema::version));
 }
 
+// workload.mask → the causal direction and the bounds (documents, window). `causal` is
+// workload.causal when given (it must agree with the mask's kind).
+std::vector<std::int64_t> parse_documents(const JsonObject& mask, std::int64_t seq_len) {
+  const Json& docs = mask.at("documents");
+  const std::string where = mask.path("documents");
+  if (docs.is_array()) {
+    if (docs.empty()) throw InputError(where, "expected at least one document length, got an empty list");
+    std::vector<std::int64_t> lengths;
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      const std::int64_t len = expect_integer(docs[i], json_index(where, i), 1);
+      if (len > seq_len - total)
+        throw InputError(json_index(where, i), "the document lengths sum past workload.seq_len = " +
+                                                   std::to_string(seq_len) + " (documents 0.." +
+                                                   std::to_string(i) + " need " + std::to_string(total + len) +
+                                                   " tokens)");
+      total += len;
+      lengths.push_back(len);
+    }
+    if (total != seq_len)
+      throw InputError(where, "the document lengths sum to " + std::to_string(total) + ", not workload.seq_len = " +
+                                  std::to_string(seq_len));
+    return lengths;
+  }
+  if (!docs.is_object())
+    throw InputError(where, "expected a list of document lengths or {\"distribution\": …}, got " +
+                                describe_json(docs));
+  const JsonObject d(docs, where, schema::document_draw_keys);
+  models::DocumentDraw draw;
+  draw.distribution = expect_choice(d.at("distribution"), d.path("distribution"), models::document_distributions());
+  draw.max_len = d.integer("max_len", 1);
+  draw.min_len = d.integer_or("min_len", 1, 1);
+  if (draw.min_len > draw.max_len)
+    throw InputError(d.path("min_len"), "must be <= max_len = " + std::to_string(draw.max_len) + ", got " +
+                                            std::to_string(draw.min_len));
+  if (draw.distribution == "exponential") {
+    draw.mean_len = d.integer("mean_len", 1);
+  } else if (d.has("mean_len")) {
+    throw InputError(d.path("mean_len"), "is for the exponential distribution only; uniform takes min_len and "
+                                         "max_len");
+  }
+  draw.seed = d.unsigned_or("seed", 0);
+  return models::draw_document_lengths(draw, seq_len);
+}
+
+void parse_mask(const JsonObject& w, models::Workload& out) {
+  const bool causal_given = w.has("causal");
+  if (!w.has("mask")) {
+    out.causal = w.boolean_or("causal", false);
+    return;
+  }
+  const Json& value = w.at("mask");
+  const std::string where = w.path("mask");
+  std::string kind;
+  std::vector<std::int64_t> documents;
+  std::int64_t window = 0;
+  bool causal = true;
+  if (value.is_string()) {
+    kind = expect_choice(value, where, schema::mask_kinds);
+    if (kind == "document_causal" || kind == "sliding_window")
+      throw InputError(where, "'" + kind + "' needs parameters: write {\"kind\": \"" + kind + "\", " +
+                                  (kind == "document_causal" ? "\"documents\": [lengths…]}" : "\"window\": W}"));
+    causal = kind == "causal";
+  } else if (value.is_object()) {
+    const JsonObject m(value, where, schema::mask_keys);
+    kind = expect_choice(m.at("kind"), m.path("kind"), schema::mask_kinds);
+    const auto refuse = [&](const char* key, const std::string& why) {
+      if (m.has(key)) throw InputError(m.path(key), "does not apply to mask kind '" + kind + "': " + why);
+    };
+    if (kind == "causal" || kind == "full") {
+      refuse("documents", "use kind document_causal");
+      refuse("window", "use kind sliding_window");
+      refuse("causal", "the kind says it");
+      causal = kind == "causal";
+    } else if (kind == "document_causal") {
+      refuse("causal", "documents are causal; a bidirectional document mask is not supported");
+      documents = parse_documents(m, out.seq_len);
+      window = m.has("window") ? m.integer("window", 1) : 0;
+    } else {  // sliding_window
+      refuse("documents", "use kind document_causal with a window");
+      window = m.integer("window", 1);
+      causal = m.boolean_or("causal", true);
+    }
+  } else {
+    throw InputError(where, "expected a mask kind (one of " + join_names(schema::mask_kinds) +
+                                ") or an object {\"kind\": …}, got " + describe_json(value));
+  }
+  if (causal_given && w.boolean_or("causal", false) != causal)
+    throw InputError(w.path("causal"), std::string("is ") + (causal ? "false" : "true") + " but workload.mask (" +
+                                           kind + ") is " + (causal ? "causal" : "not causal") +
+                                           "; drop workload.causal or make it agree");
+  out.causal = causal;
+  out.bounds = rt::MaskBounds(documents, window);
+}
+
 models::Workload parse_workload(const JsonObject& root) {
   const auto w = root.object("workload", schema::workload_keys);
   models::Workload out;
   out.seq_len = w.integer("seq_len", 1);
   out.batch = w.integer_or("batch", 1, 1);
   out.dtype = rt::parse_dtype(w.choice_or("dtype", schema::workload_dtypes, "bf16")).value();
-  out.causal = w.boolean_or("causal", false);
+  parse_mask(w, out);
   const auto scope = w.choice_or("scope", schema::scopes, "attention");
   out.scope = scope == "attention" ? models::Scope::attention
               : scope == "layer"   ? models::Scope::layer

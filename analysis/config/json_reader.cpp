@@ -154,7 +154,9 @@ std::int64_t expect_integer(const Json& value, const std::string& where, std::in
 std::uint64_t expect_unsigned(const Json& value, const std::string& where) {
   if (!value.is_number_integer())
     throw InputError(where, "expected a non-negative integer, got " + describe_json(value));
-  if (!value.is_number_unsigned()) throw InputError(where, "must be >= 0, got " + value.dump());
+  // A parsed non-negative integer is stored unsigned; one built in code (or a sweep value) may be signed.
+  if (!value.is_number_unsigned() && value.get<std::int64_t>() < 0)
+    throw InputError(where, "must be >= 0, got " + value.dump());
   return value.get<std::uint64_t>();
 }
 

@@ -29,8 +29,14 @@ inline const std::vector<std::string> mlp_kinds = {"gelu", "swiglu"};
 inline const std::vector<std::string> model_keys = {"preset",   "hf_config",  "hidden", "heads", "kv_heads",
                                                     "head_dim", "ffn_hidden", "layers", "vocab", "mlp"};
 
-inline const std::vector<std::string> workload_keys = {"seq_len", "batch",  "dtype",    "causal",
-                                                       "scope",   "passes", "recompute"};
+inline const std::vector<std::string> workload_keys = {"seq_len", "batch",  "dtype",     "causal",
+                                                       "mask",    "scope",  "passes",    "recompute"};
+// workload.mask: a kind name, or {kind, documents, window, causal}; documents: a list of lengths or
+// {distribution (models::document_distributions()), min_len, max_len, mean_len, seed}.
+inline const std::vector<std::string> mask_kinds = {"causal", "full", "document_causal", "sliding_window"};
+inline const std::vector<std::string> mask_keys = {"kind", "documents", "window", "causal"};
+inline const std::vector<std::string> document_draw_keys = {"distribution", "min_len", "max_len", "mean_len",
+                                                            "seed"};
 inline const std::vector<std::string> workload_dtypes = {"bf16", "fp16", "float32", "float64"};
 inline const std::vector<std::string> scopes = {"attention", "layer", "model"};
 inline const std::vector<std::string> passes = {"fwd", "fwd+bwd"};

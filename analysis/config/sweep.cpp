@@ -22,7 +22,8 @@ enum class Kind : std::uint8_t {
   option,
   layer_option,
   strategy,
-  parallel
+  parallel,
+  mask
 };
 
 // A settable path and what a value on it must be. Values are checked here, one by one, so that a point
@@ -63,6 +64,14 @@ std::vector<Settable> settable(const strategies::Registry& registry) {
   out.push_back({"workload.batch", Kind::integer, 1, {}});
   out.push_back({"workload.dtype", Kind::choice, 0, schema::workload_dtypes});
   out.push_back({"workload.causal", Kind::boolean, 0, {}});
+  // A whole mask (a kind name or {kind, documents, window, causal}: it replaces the base's), or one of
+  // its numbers in a base that has the object.
+  out.push_back({"workload.mask", Kind::mask, 0, schema::mask_kinds});
+  out.push_back({"workload.mask.window", Kind::integer, 1, {}});
+  out.push_back({"workload.mask.documents.seed", Kind::unsigned_integer, 0, {}});
+  out.push_back({"workload.mask.documents.min_len", Kind::integer, 1, {}});
+  out.push_back({"workload.mask.documents.max_len", Kind::integer, 1, {}});
+  out.push_back({"workload.mask.documents.mean_len", Kind::integer, 1, {}});
   out.push_back({"workload.scope", Kind::choice, 0, schema::scopes});
   out.push_back({"workload.passes", Kind::choice, 0, schema::passes});
   out.push_back({"workload.recompute", Kind::boolean, 0, {}});
@@ -207,6 +216,14 @@ void check_value(const Settable& s, const Json& value, const std::string& where,
     case Kind::parallel:
       check_parallel_value(value, where, s.choices);
       return;
+    case Kind::mask:  // the kind here; its parameters when the point is parsed (they need seq_len)
+      if (value.is_string()) {
+        (void)expect_choice(value, where, s.choices);
+      } else if (!value.is_object()) {
+        throw InputError(where, "expected a mask kind (one of " + join_names(s.choices) +
+                                    ") or an object {\"kind\": …}, got " + describe_json(value));
+      }
+      return;
   }
 }
 
@@ -246,6 +263,14 @@ std::string sweep_value_text(const Json& value) {
       args += (args.empty() ? "" : ", ") + std::string("P=") + value.at("degree").dump();
     return args.empty() ? text : text + "(" + args + ")";
   }
+  for (const char* key : {"kind", "distribution"})  // a mask or a length distribution: "kind(…)"
+    if (value.is_object() && value.contains(key) && value.at(key).is_string()) {
+      std::string args;
+      for (const auto& item : value.items())
+        if (item.key() != key) args += (args.empty() ? "" : ", ") + item.key() + "=" + sweep_value_text(item.value());
+      const std::string name = value.at(key).get<std::string>();
+      return args.empty() ? name : name + "(" + args + ")";
+    }
   if (value.is_object()) {  // a parallel layout: "tp=2, cp=16"
     std::string text;
     for (const auto& item : value.items())
@@ -322,7 +347,8 @@ Json point_document(const Json& doc, const std::vector<SweepValue>& values) {
     const bool sets_cp = v.path == "parallel.cp" || (v.path == "parallel" && value.contains("cp"));
     if (sets_degree && out.contains("parallel") && out["parallel"].is_object()) out["parallel"].erase("cp");
     if (sets_cp && out.contains("strategy") && out["strategy"].is_object()) out["strategy"].erase("degree");
-    if (value.is_object() && node->contains(key) && (*node)[key].is_object()) {
+    const bool merges = v.path == "strategy" || v.path == "parallel";  // a mask replaces the base's
+    if (merges && value.is_object() && node->contains(key) && (*node)[key].is_object()) {
       // A strategy object replaces the fields it names; its options replace the base's wholesale
       // (another strategy's options would not apply), and a new name without options drops them.
       Json& target = (*node)[key];

@@ -30,6 +30,7 @@ nlohmann::json check_to_json(const CheckResult& r) {
   j["scope"] = r.scope == models::Scope::layer ? "layer" : "attention";
   if (layer_shown(r.layer, r.tp))
     j["layer"] = {{"name", r.layer}, {"tp", r.tp}, {"options", r.layer_options}};
+  if (!r.mask.empty()) j["mask"] = r.mask;
   j["dtype"] = rt::dtype_name(r.dtype);
   j["tolerance"] = r.tolerance;
   j["pass"] = r.pass();
@@ -71,6 +72,11 @@ nlohmann::json simulation_to_json(const Config& cfg, const SimSummary& s) {
                    {"dtype", rt::dtype_name(w.dtype)},
                    {"causal", w.causal},
                    {"passes", w.passes == models::Passes::fwd ? "fwd" : "fwd+bwd"}};
+  if (w.bounds.active()) {  // documents or a window: named (outputs of plain masks stay as they were)
+    j["workload"]["mask"] = w.bounds.describe(w.causal);
+    if (w.bounds.has_documents()) j["workload"]["documents"] = w.bounds.document_lengths();
+    if (w.bounds.window() > 0) j["workload"]["window"] = w.bounds.window();
+  }
   if (w.scope != models::Scope::attention) {  // named when not the default (outputs stay as they were)
     if (cfg.model.mlp == models::Mlp::swiglu) j["workload"]["mlp"] = "swiglu";
     if (w.recompute) j["workload"]["recompute"] = true;

@@ -42,7 +42,7 @@ std::string header(const Config& cfg, const SimSummary& s) {
   out += "workload: " + model + ", " + scope_name(w.scope) +
          (layers && w.recompute ? " with recomputation" : "") + ", seq " + std::to_string(w.seq_len) +
          ", batch " + std::to_string(w.batch) + ", " + std::string(rt::dtype_name(w.dtype)) +
-         (w.causal ? ", causal" : "") +
+         (w.bounds.active() ? ", mask " + w.bounds.describe(w.causal) : w.causal ? ", causal" : "") +
          (w.passes == models::Passes::fwd ? ", forward only" : ", forward+backward") + "; network " +
          sim::network_mode_name(cfg.simulation.network) + ", compute slowdown during comm " +
          format_fixed(100 * s.compute_slowdown, 0) + "%" +

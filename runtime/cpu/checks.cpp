@@ -58,28 +58,32 @@ void check_broadcast(std::int64_t n, std::int64_t count, std::string_view op, st
 template <class T>
 MaskPlan<T> plan_mask(const Mask& mask, std::int64_t rows, std::int64_t cols, std::string_view op) {
   MaskPlan<T> plan;
-  if (!mask.causal) return plan;
-  if (mask.rows == nullptr || mask.cols == nullptr) fail(op, "a causal mask needs row and column positions");
+  if (!mask.masked()) return plan;
+  if (mask.rows == nullptr || mask.cols == nullptr) fail(op, "an attention mask needs row and column positions");
   if (static_cast<std::int64_t>(mask.rows->size()) != rows ||
       static_cast<std::int64_t>(mask.cols->size()) != cols)
     fail(op, "mask has " + std::to_string(mask.rows->size()) + " x " + std::to_string(mask.cols->size()) +
                  " positions for a block of " + std::to_string(rows) + " x " + std::to_string(cols));
   if (rows == 0 || cols == 0) return plan;
-  // Column c is allowed for row r iff cols[c] <= rows[r]: every pair is allowed iff max(cols) <= min(rows),
-  // none iff min(cols) > max(rows).
-  if (mask.cols->max() <= mask.rows->min()) return plan;
-  if (mask.cols->min() > mask.rows->max()) {
+  // Every pair allowed or none: counted on the runs, before any pair is visited.
+  const std::int64_t pairs = allowed_pairs(*mask.rows, *mask.cols, mask.causal, mask.bounds);
+  if (pairs == rows * cols) return plan;
+  if (pairs == 0) {
     plan.kind = MaskKind::none;
     return plan;
   }
   plan.kind = MaskKind::partial;
   plan.keep.resize(rows, cols);
   const std::vector<std::int64_t> row_pos = mask.rows->expand(), col_pos = mask.cols->expand();
+  const bool bounded = mask.bounded();
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int64_t pos = row_pos[static_cast<std::size_t>(r)];
     T* keep = plan.keep.row(r).data();
-    for (std::int64_t c = 0; c < cols; ++c)
-      keep[c] = col_pos[static_cast<std::size_t>(c)] <= pos ? T(1) : T(0);
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const std::int64_t key = col_pos[static_cast<std::size_t>(c)];
+      const bool ok = (!mask.causal || key <= pos) && (!bounded || mask.bounds->allows(pos, key));
+      keep[c] = ok ? T(1) : T(0);
+    }
   }
   plan.bias =
       (plan.keep.array() > T(0)).select(Mat<T>::Zero(rows, cols), -std::numeric_limits<T>::infinity());

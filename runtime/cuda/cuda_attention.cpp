@@ -27,7 +27,11 @@ struct DeviceMaskBuffer {
 DeviceMaskBuffer upload_mask(const CudaDevice::State& s, const Mask& mask, Index rows, Index cols,
                              const char* what) {
   DeviceMaskBuffer out;
-  if (!mask.causal) return out;
+  if (!mask.masked()) return out;
+  if (mask.bounded())
+    throw RuntimeError(std::string(what) +
+                       ": the CUDA backend supports causal and full masks; document and window masks run "
+                       "on the cpu and trace backends");
   if (!mask.rows || !mask.cols || static_cast<Index>(mask.rows->size()) != rows ||
       static_cast<Index>(mask.cols->size()) != cols)
     throw RuntimeError(std::string(what) + ": a causal mask needs " + std::to_string(rows) + " row and " +
@@ -122,7 +126,7 @@ void CudaDevice::attention_block_forward(const Tensor& q, const Tensor& k, const
   void* po = s_->ptr(o, "o");
   void* plse = s_->ptr(lse, "lse");
   const DType t = s_->dtype, acc = cuda_detail::acc_dtype(t);
-  if (a.sk == 0 || (mask.causal && mask.unmasked_fraction() == 0.0)) {  // nothing visible: o = 0, lse = −inf
+  if (a.sk == 0 || (mask.masked() && mask.unmasked_fraction() == 0.0)) {  // nothing visible: o = 0, lse = −inf
     cuda_detail::fill(t, po, o.numel(), 0.0, s_->stream);
     cuda_detail::fill(t, plse, lse.numel(), -std::numeric_limits<double>::infinity(), s_->stream);
     return;
@@ -160,7 +164,7 @@ void CudaDevice::attention_block_backward(const Tensor& q, const Tensor& k, cons
   require_shape(dq, q.shape(), "dq");
   require_shape(dk, k.shape(), "dk");
   require_shape(dv, v.shape(), "dv");
-  if (a.sk == 0 || a.sq == 0 || (mask.causal && mask.unmasked_fraction() == 0.0)) return;  // adds nothing
+  if (a.sk == 0 || a.sq == 0 || (mask.masked() && mask.unmasked_fraction() == 0.0)) return;  // adds nothing
   const DType t = s_->dtype, acc = cuda_detail::acc_dtype(t);
   const std::size_t es = dtype_bytes(t), acc_es = dtype_bytes(acc);
   const auto m = upload_mask(*s_, mask, a.sq, a.sk, "attention_block_backward");

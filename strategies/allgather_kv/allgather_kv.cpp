@@ -72,7 +72,7 @@ class AllGatherKv final : public AttentionStrategy {
 
  private:
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(pr_.head_dim)); }
-  [[nodiscard]] rt::Mask mask() const { return rt::Mask{pr_.causal, &rows_, &cols_}; }
+  [[nodiscard]] rt::Mask mask() const { return rt::Mask{pr_.causal, &rows_, &cols_, &pr_.bounds}; }
 
   rt::Device& dev_;
   rt::Comm& comm_;

@@ -27,7 +27,7 @@ Modelled<CostEstimate> allgather_kv_closed_form(const StepConfig& c, const Hardw
   double fwd = 0, bwd = 0;  // the slowest rank's attention
   for (int r = 0; r < p; ++r) {
     const rt::Positions rows = layout_runs(Layout::zigzag, r, p, s);
-    const rt::Mask m{c.workload.causal, &rows, &cols};
+    const rt::Mask m{c.workload.causal, &rows, &cols, &c.workload.bounds};
     fwd = std::max(fwd, attention_op_s(hw, rt::cost::attention_forward(q, kv_all, kv_all, dt, m)));
     bwd = std::max(bwd, attention_op_s(hw, rt::cost::attention_backward(q, kv_all, kv_all, dt, m)));
   }

@@ -41,6 +41,7 @@ RingLevel::RingLevel(const StepConfig& c, const Hardware& hw, int u, std::int64_
     : hw_(hw),
       dt_(c.workload.dtype),
       causal_(c.workload.causal),
+      bounds_(c.workload.bounds),
       p_(c.degree / u),
       n_(c.workload.seq_len / p_),
       bh_(c.workload.batch * c.model.heads / u),
@@ -63,7 +64,7 @@ double RingLevel::kv_bytes() const {
 
 rt::Mask RingLevel::mask(int r, int owner) const {
   return rt::Mask{causal_, &positions_[static_cast<std::size_t>(r)],
-                  &positions_[static_cast<std::size_t>(owner)]};
+                  &positions_[static_cast<std::size_t>(owner)], &bounds_};
 }
 
 void RingLevel::forward(Timeline& t, int r) const {

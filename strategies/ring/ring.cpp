@@ -106,7 +106,7 @@ class RingAttention final : public AttentionStrategy {
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(pr_.head_dim)); }
   [[nodiscard]] int owner_at(int step) const { return (comm_.rank() - step + p_) % p_; }
   [[nodiscard]] rt::Mask mask(int owner) const {
-    return rt::Mask{pr_.causal, &rows_, &cols_[static_cast<std::size_t>(owner)]};
+    return rt::Mask{pr_.causal, &rows_, &cols_[static_cast<std::size_t>(owner)], &pr_.bounds};
   }
 
   // Sends `out` to rank+1 and receives `in` (allocated here) from rank−1, K and V as two messages.

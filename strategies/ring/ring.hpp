@@ -31,6 +31,7 @@ class RingLevel {
   const Hardware& hw_;
   rt::DType dt_;
   bool causal_;
+  rt::MaskBounds bounds_;
   int p_;
   std::int64_t n_, bh_, bkv_, d_;
   double pass_ = 0;                       // the K and V passes of one step, seconds

@@ -108,7 +108,7 @@ class RingSelfAttention final : public AttentionStrategy {
 
  private:
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(problem_.head_dim)); }
-  [[nodiscard]] rt::Mask mask() const { return rt::Mask{problem_.causal, &rows_, &cols_}; }
+  [[nodiscard]] rt::Mask mask() const { return rt::Mask{problem_.causal, &rows_, &cols_, &problem_.bounds}; }
   [[nodiscard]] int rank() const { return comm_.rank(); }
   // One chunk holds every key (P = 1): the score rows are the block itself, no slicing.
   [[nodiscard]] bool whole_row() const { return comm_.size() == 1; }

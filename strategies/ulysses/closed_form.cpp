@@ -122,6 +122,7 @@ class UlyssesModel {
         x_(c, hw, all_ranks(c.degree)),
         dt_(c.workload.dtype),
         causal_(c.workload.causal),
+        bounds_(c.workload.bounds),
         bq_(c.workload.batch * c.model.heads / c.degree),
         bk_(c.workload.batch * c.model.kv_heads * x_.kv_replication() / c.degree),
         s_(c.workload.seq_len),
@@ -154,12 +155,13 @@ class UlyssesModel {
   // Head-sharded shapes: [B·heads/P, s, d].
   [[nodiscard]] Shape qh() const { return {bq_, s_, d_}; }
   [[nodiscard]] Shape kh() const { return {bk_, s_, d_}; }
-  [[nodiscard]] rt::Mask mask() const { return rt::Mask{causal_, &positions_, &positions_}; }
+  [[nodiscard]] rt::Mask mask() const { return rt::Mask{causal_, &positions_, &positions_, &bounds_}; }
 
   const Hardware& hw_;
   UlyssesExchange x_;
   rt::DType dt_;
   bool causal_;
+  rt::MaskBounds bounds_;
   std::int64_t bq_, bk_, s_, d_;
   rt::Positions positions_;
   Timeline t_;

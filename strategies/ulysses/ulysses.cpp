@@ -88,7 +88,7 @@ class Ulysses final : public AttentionStrategy {
 
  private:
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(pr_.head_dim)); }
-  [[nodiscard]] rt::Mask mask() const { return rt::Mask{pr_.causal, &positions_, &positions_}; }
+  [[nodiscard]] rt::Mask mask() const { return rt::Mask{pr_.causal, &positions_, &positions_, &pr_.bounds}; }
 
   // k [B·Hkv, c, d] → [B, Hkv·rep, c, d] with kv head h repeated at slots h·rep .. h·rep+rep−1: the
   // outer product of a ones column [rep, 1] with each head's [1, c·d] row (one broadcast gemm).

@@ -259,6 +259,15 @@ VALID_FIELDS = {
     ("workload", "scope"): ["attention", "layer", "model"],
     ("workload", "passes"): ["fwd", "fwd+bwd"],
     ("workload", "recompute"): [True, False],
+    ("workload", "mask"): ["causal", "full", "document_causal", "sliding_window", "diagonal",
+                           {"kind": "sliding_window", "window": 4}, {"kind": "document_causal", "documents": [8]},
+                           {"kind": "document_causal",
+                            "documents": {"distribution": "exponential", "mean_len": 16, "max_len": 64, "seed": 3}}],
+    ("workload", "mask", "window"): [0, 1, 3, 1024, -1, 2 ** 63 - 1],
+    ("workload", "mask", "documents"): [[1], [4, 4], [], [0, 8], [2 ** 62, 2 ** 62],
+                                        {"distribution": "uniform", "max_len": 5},
+                                        {"distribution": "zipf", "max_len": 5},
+                                        {"distribution": "uniform", "min_len": 1, "max_len": 1}],
     ("cluster", "preset"): CLUSTER_PRESETS,
     # Valid node counts stay small (a valid 10^4-node cluster is a benchmark, not a fuzz case); the
     # large ones are past spsim's limit (65536) and must be refused at once.
@@ -301,7 +310,8 @@ SWEEP_PATHS = ["workload.seq_len", "strategy.degree", "cluster.nodes", "workload
                "strategy.options.ulysses_degree", "workload.causal", "model.hidden", "model.heads",
                "model.kv_heads", "model.layers", "simulation.network", "collectives.protocol", "parallel.tp",
                "parallel.cp", "layer.options.sequence_parallel", "model.mlp", "workload.recompute",
-               "cluster.inter_node.fabric.oversubscription", "cluster.inter_node.fabric.nodes_per_leaf"]
+               "cluster.inter_node.fabric.oversubscription", "cluster.inter_node.fabric.nodes_per_leaf",
+               "workload.mask", "workload.mask.window", "workload.mask.documents.seed"]
 ODD_SWEEP_PATHS = ["", ".", "..", "model", "workload", "sweep", "sweep.x", "schema_version", "name",
                    "strategy.options", "cluster", "a.b.c", "workload..seq_len", "workload.seq_len.x",
                    ".workload.seq_len", "workload.seq_len.", "workload.unknown", "strategy.options.unknown",
@@ -750,7 +760,7 @@ def m_huge_array(rng, cfg, lib):
 
 def m_add_section(rng, cfg, lib):
     key = rng.choice(["cluster", "parallel", "collectives", "simulation", "check", "workload.recompute",
-                      "model.hf_config"])
+                      "model.hf_config", "workload.mask"])
     if key == "cluster":
         cfg["cluster"] = copy.deepcopy(rng.choice(lib.sections("cluster")))
         if rng.random() < 0.3 and isinstance(cfg["cluster"], dict):
@@ -771,6 +781,18 @@ def m_add_section(rng, cfg, lib):
         cfg["check"] = {"dtype": rng.choice(["float64", "float32"]), "seed": rng.choice([0, 1, 7])}
     elif key == "workload.recompute" and isinstance(cfg.get("workload"), dict):
         cfg["workload"]["recompute"] = rng.choice([True, False])
+    elif key == "workload.mask" and isinstance(cfg.get("workload"), dict):
+        w = cfg["workload"]
+        w.pop("causal", None)
+        n = w.get("seq_len") if isinstance(w.get("seq_len"), int) and w.get("seq_len", 0) > 0 else 64
+        draw = {"distribution": rng.choice(["uniform", "exponential"]), "max_len": rng.choice([1, 8, 100]),
+                "seed": rng.choice([0, 1, 2])}
+        if draw["distribution"] == "exponential":
+            draw["mean_len"] = 8
+        w["mask"] = rng.choice([
+            {"kind": "sliding_window", "window": rng.choice([1, 2, 7, 64]), "causal": rng.choice([True, False])},
+            {"kind": "document_causal", "documents": [n // 3, n - n // 3] if n >= 3 else [n]},
+            {"kind": "document_causal", "window": rng.choice([1, 5]), "documents": draw}])
     elif key == "model.hf_config" and isinstance(cfg.get("model"), dict):
         cfg["model"] = {"hf_config": "hf.json"}
     return cfg, f"add-section {key}"

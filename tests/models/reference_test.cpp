@@ -219,3 +219,77 @@ TEST_CASE("attention rejects inconsistent problems and inputs") {
   CHECK_THROWS_AS((void)attention_forward(p, kv, kv, kv), std::invalid_argument);
   CHECK_THROWS_AS((void)attention_backward(p, q, kv, kv, kv), std::invalid_argument);
 }
+
+namespace {
+
+// Rows [first, first + len) of every batch index of a [batch, S, D] tensor, as a [batch, len, D] tensor.
+std::vector<double> rows_of(const std::vector<double>& t, std::int64_t batch, std::int64_t s, std::int64_t d,
+                            std::int64_t first, std::int64_t len) {
+  std::vector<double> out;
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (std::int64_t i = first; i < first + len; ++i)
+      for (std::int64_t x = 0; x < d; ++x) out.push_back(t[static_cast<std::size_t>((b * s + i) * d + x)]);
+  return out;
+}
+
+}  // namespace
+
+// A document mask is attention run on each document alone (documents never see each other): the
+// reference over the packed sequence equals the plain causal reference per document, forward and
+// backward.
+TEST_CASE("document_causal attention is causal attention per document") {
+  const std::vector<std::int64_t> lengths{4, 1, 6, 2};
+  AttnProblem packed{2, 4, 2, 3, 13, true, spsim::rt::MaskBounds(lengths, 0)};
+  const AttnInputs in = random_inputs(packed, 31);
+  const auto d_o = random_vector(q_numel(packed), 34, 1.0);
+  const auto fwd = attention_forward(packed, in.q, in.k, in.v);
+  const auto bwd = attention_backward(packed, in.q, in.k, in.v, d_o);
+  std::int64_t first = 0;
+  for (const std::int64_t len : lengths) {
+    CAPTURE(first);
+    const AttnProblem doc{2, 4, 2, 3, len, true};
+    const auto part = [&](const std::vector<double>& t, std::int64_t bh) {
+      return rows_of(t, bh, packed.seq_len, packed.head_dim, first, len);
+    };
+    const auto q = part(in.q, 8), k = part(in.k, 4), v = part(in.v, 4);
+    const auto f = attention_forward(doc, q, k, v);
+    const auto b = attention_backward(doc, q, k, v, part(d_o, 8));
+    const auto near = [](const std::vector<double>& x, const std::vector<double>& y) {
+      REQUIRE(x.size() == y.size());
+      for (std::size_t i = 0; i < x.size(); ++i) CHECK(x[i] == doctest::Approx(y[i]).epsilon(1e-13));
+    };
+    near(part(fwd.o, 8), f.o);
+    near(rows_of(fwd.lse, 8, packed.seq_len, 1, first, len), f.lse);
+    near(part(bwd.dq, 8), b.dq);
+    near(part(bwd.dk, 4), b.dk);
+    near(part(bwd.dv, 4), b.dv);
+    first += len;
+  }
+}
+
+// A causal window of 1 leaves every query its own key: o_i = v_i and lse_i = scale q_i·k_i exactly;
+// a window as long as the sequence is the plain mask.
+TEST_CASE("sliding-window attention in closed form") {
+  AttnProblem p{1, 2, 2, 3, 7, true, spsim::rt::MaskBounds({}, 1)};
+  const AttnInputs in = random_inputs(p, 41);
+  const auto out = attention_forward(p, in.q, in.k, in.v);
+  const double scale = 1.0 / std::sqrt(3.0);
+  for (std::int64_t bh = 0; bh < 2; ++bh)
+    for (std::int64_t i = 0; i < 7; ++i) {
+      double dot = 0;
+      for (std::int64_t x = 0; x < 3; ++x) {
+        CHECK(out.o[at(p, bh, i, x)] == doctest::Approx(in.v[at(p, bh, i, x)]).epsilon(1e-15));
+        dot += in.q[at(p, bh, i, x)] * in.k[at(p, bh, i, x)];
+      }
+      CHECK(out.lse[static_cast<std::size_t>(bh * 7 + i)] == doctest::Approx(scale * dot).epsilon(1e-13));
+    }
+  for (bool causal : {false, true}) {
+    const AttnProblem plain{1, 2, 2, 3, 7, causal};
+    const AttnProblem wide{1, 2, 2, 3, 7, causal, spsim::rt::MaskBounds({}, 7)};
+    CHECK(attention_forward(wide, in.q, in.k, in.v).o == attention_forward(plain, in.q, in.k, in.v).o);
+  }
+  // Documents that do not cover the sequence are bad input naming the key.
+  const AttnProblem short_docs{1, 2, 2, 3, 7, true, spsim::rt::MaskBounds(std::vector<std::int64_t>{3, 3}, 0)};
+  CHECK_THROWS_WITH_AS((void)attention_forward(short_docs, in.q, in.k, in.v),
+                       doctest::Contains("sum to 6, not the sequence length 7"), spsim::InputError);
+}

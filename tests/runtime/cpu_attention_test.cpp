@@ -1,5 +1,6 @@
 // CpuDevice attention tests: masked softmax, attention blocks and the online-softmax merge, against naive
-// float64 formulas written here, with causal masks on contiguous, zigzag and striped token positions.
+// float64 formulas written here, with causal masks on contiguous, zigzag and striped token positions,
+// and document and window bounds.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -25,7 +26,8 @@ struct MaskCase {
   std::string name;
   bool causal;
   Positions rows, cols;
-  [[nodiscard]] Mask mask() const { return Mask{causal, &rows, &cols}; }
+  MaskBounds bounds = {};  // documents, window
+  [[nodiscard]] Mask mask() const { return Mask{causal, &rows, &cols, &bounds}; }
 };
 
 // Row positions and key positions for 4 query rows; the comments say what each exercises.
@@ -42,6 +44,14 @@ std::vector<MaskCase> mask_cases() {
       // Unsorted positions and a row that sees nothing.
       {"arbitrary order", true, {9, 2, 0, 6}, {8, 3, 1, 6, 2}},
       {"fully masked block", true, {0, 1, 2, 3}, {4, 5, 6, 7, 8}},
+      // Documents [0, 3), [3, 4), [4, 10): row 3 sees itself only, row 0 nothing of the keys.
+      {"documents, causal", true, {0, 3, 5, 9}, {1, 2, 3, 4, 6}, MaskBounds(List{3, 1, 6}, 0)},
+      {"documents, both directions", false, {0, 3, 5, 9}, {1, 2, 3, 4, 6}, MaskBounds(List{3, 1, 6}, 0)},
+      // A window of 2: row q sees keys q − 1 (and q + 1 in both directions).
+      {"window, causal", true, {1, 3, 5, 7}, {0, 2, 4, 6, 8}, MaskBounds({}, 2)},
+      {"window, both directions", false, {1, 3, 5, 7}, {0, 2, 4, 6, 8}, MaskBounds({}, 2)},
+      {"documents and a window", true, {2, 4, 6, 9}, {0, 1, 3, 5, 8}, MaskBounds(List{4, 6}, 3)},
+      {"documents, fully masked block", true, {5, 6, 7, 8}, {0, 1, 2, 3, 4}, MaskBounds(List{5, 5}, 0)},
   };
 }
 

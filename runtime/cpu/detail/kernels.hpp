@@ -49,7 +49,7 @@ void check_broadcast(std::int64_t n, std::int64_t count, std::string_view op, st
   return i / (n / count);
 }
 
-// A causal mask restricted to one block of rows x cols, classified once per op call.
+// An attention mask restricted to one block of rows x cols, classified once per op call.
 enum class MaskKind : std::uint8_t { all, partial, none };  // all pairs allowed / some / no pair
 // Masked scores are never set to -inf before the exp: Eigen's vectorised exp(-inf) is the smallest
 // normal number (not 0) and is ~4x slower than a finite argument, and the tiny values it leaves turn

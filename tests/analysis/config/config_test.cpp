@@ -519,3 +519,90 @@ TEST_CASE("sizes spsim cannot index or time are errors at the key that makes the
        "cluster.inter_node.latency_us"},
   });
 }
+
+TEST_CASE("workload.mask: kinds, documents as lengths or a distribution, a window") {
+  const auto parse = [](const Json& mask) {
+    Json d = base();
+    d["workload"]["mask"] = mask;
+    return parse_config(d, "").workload;
+  };
+  CHECK(parse("causal").causal);
+  CHECK(!parse("causal").bounds.active());
+  CHECK(!parse(Json{{"kind", "full"}}).causal);
+  const auto docs = parse(Json{{"kind", "document_causal"}, {"documents", {10, 2, 20}}});
+  CHECK(docs.causal);
+  CHECK(docs.bounds.document_lengths() == std::vector<std::int64_t>{10, 2, 20});
+  CHECK(docs.bounds.window() == 0);
+  const auto both = parse(Json{{"kind", "document_causal"}, {"documents", {16, 16}}, {"window", 4}});
+  CHECK(both.bounds.window() == 4);
+  const auto window = parse(Json{{"kind", "sliding_window"}, {"window", 8}, {"causal", false}});
+  CHECK(!window.causal);
+  CHECK(window.bounds.window() == 8);
+  CHECK(!window.bounds.has_documents());
+  // Drawn lengths: within [min_len, max_len] but the last (cut to end at seq_len), summing to seq_len,
+  // the same for the same seed.
+  const Json draw = {{"kind", "document_causal"},
+                     {"documents", {{"distribution", "uniform"}, {"min_len", 3}, {"max_len", 9}, {"seed", 5}}}};
+  const auto drawn = parse(draw).bounds.document_lengths();
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < drawn.size(); ++i) {
+    total += drawn[i];
+    if (i + 1 < drawn.size()) CHECK((drawn[i] >= 3 && drawn[i] <= 9));
+  }
+  CHECK(total == 32);
+  CHECK(drawn.size() >= 4);  // 32 tokens in documents of at most 9
+  CHECK(parse(draw).bounds.document_lengths() == drawn);
+  const auto expo = parse(Json{{"kind", "document_causal"},
+                               {"documents", {{"distribution", "exponential"}, {"mean_len", 4}, {"max_len", 12}}}});
+  for (const auto len : expo.bounds.document_lengths()) CHECK((len >= 1 && len <= 12));
+  // workload.causal may say the same thing.
+  Json d = base();
+  d["workload"]["causal"] = true;
+  d["workload"]["mask"] = Json{{"kind", "sliding_window"}, {"window", 8}};
+  CHECK(parse_config(d, "").workload.causal);
+}
+
+TEST_CASE("bad workload.mask specs name the key, the value and the valid choices") {
+  const auto set = [](Json mask) { return [mask](Json& d) { d["workload"]["mask"] = mask; }; };
+  check_cases({
+      {"unknown kind", set("diagonal"), "workload.mask",
+       {"'diagonal'", "causal, full, document_causal, sliding_window"}},
+      {"kind needing parameters", set("document_causal"), "workload.mask", {"needs parameters", "documents"}},
+      {"not a kind or an object", set(3), "workload.mask", {"expected a mask kind", "3"}},
+      {"unknown key", set(Json{{"kind", "causal"}, {"size", 1}}), "workload.mask.size", {"'size'", "kind"}},
+      {"lengths short of the sequence", set(Json{{"kind", "document_causal"}, {"documents", {10, 2}}}),
+       "workload.mask.documents", {"sum to 12", "workload.seq_len = 32"}},
+      {"lengths past the sequence", set(Json{{"kind", "document_causal"}, {"documents", {10, 20, 5}}}),
+       "workload.mask.documents[2]", {"sum past workload.seq_len = 32"}},
+      {"a zero length", set(Json{{"kind", "document_causal"}, {"documents", {32, 0}}}),
+       "workload.mask.documents[1]", {">= 1", "got 0"}},
+      {"no documents", set(Json{{"kind", "document_causal"}, {"documents", Json::array()}}),
+       "workload.mask.documents", {"at least one"}},
+      {"window 0", set(Json{{"kind", "sliding_window"}, {"window", 0}}), "workload.mask.window",
+       {">= 1", "got 0"}},
+      {"negative window", set(Json{{"kind", "document_causal"}, {"documents", {32}}, {"window", -4}}),
+       "workload.mask.window", {">= 1", "got -4"}},
+      {"window without a value", set(Json{{"kind", "sliding_window"}}), "workload.mask.window", {}},
+      {"unknown distribution",
+       set(Json{{"kind", "document_causal"}, {"documents", {{"distribution", "zipf"}, {"max_len", 8}}}}),
+       "workload.mask.documents.distribution", {"'zipf'", "uniform, exponential"}},
+      {"min_len above max_len",
+       set(Json{{"kind", "document_causal"},
+                {"documents", {{"distribution", "uniform"}, {"min_len", 9}, {"max_len", 8}}}}),
+       "workload.mask.documents.min_len", {"<= max_len = 8", "got 9"}},
+      {"mean_len for uniform",
+       set(Json{{"kind", "document_causal"},
+                {"documents", {{"distribution", "uniform"}, {"mean_len", 4}, {"max_len", 8}}}}),
+       "workload.mask.documents.mean_len", {"exponential distribution only"}},
+      {"window on a causal kind", set(Json{{"kind", "causal"}, {"window", 4}}), "workload.mask.window",
+       {"sliding_window"}},
+      {"documents on a window kind", set(Json{{"kind", "sliding_window"}, {"window", 4}, {"documents", {32}}}),
+       "workload.mask.documents", {"document_causal"}},
+      {"causal disagreeing with the mask",
+       [](Json& d) {
+         d["workload"]["causal"] = true;
+         d["workload"]["mask"] = "full";
+       },
+       "workload.causal", {"workload.mask (full) is not causal"}},
+  });
+}

@@ -1,0 +1,106 @@
+// Gradient checks under document and sliding-window masks: every strategy and layout against the
+// float64 reference (which the models suite ties to per-document causal attention), P ∈ {2, 3, 4, 8},
+// MHA and GQA, batch 2; and the megatron_sp layer with CP inside it.
+#include <doctest/doctest.h>
+
+#include "analysis/check/check.hpp"
+#include "strategies/layer_strategy.hpp"
+#include "tests/strategies/check_config.hpp"
+
+using namespace spsim;
+using spsim::strategies_test::config;
+
+namespace {
+
+// seq 48: documents of 20, 3, 17 and 8 tokens (the 3-token one is shorter than a rank's chunk at every P
+// tested: 48 / 8 = 6; zigzag's half chunks at P = 4 are 6 too); a window of 5, shorter than a chunk.
+struct MaskCase {
+  const char* name;
+  std::vector<std::int64_t> documents;
+  std::int64_t window;
+  bool causal;
+};
+const MaskCase kMasks[] = {
+    {"document_causal", {20, 3, 17, 8}, 0, true},
+    {"sliding_window", {}, 5, true},
+    {"sliding_window, both directions", {}, 5, false},
+    {"documents with a window", {20, 3, 17, 8}, 5, true},
+};
+
+void expect_exact(analysis::Config cfg, const MaskCase& m) {
+  cfg.workload.causal = m.causal;
+  cfg.workload.bounds = rt::MaskBounds(m.documents, m.window);
+  const auto& info = *strategies::builtin().find(cfg.strategy.name);
+  const auto why = info.check(models::attention_problem(cfg.model, cfg.workload), cfg.strategy.degree,
+                              cfg.strategy.options);
+  REQUIRE_MESSAGE(!why.has_value(), *why);
+  const auto res = analysis::run_check(cfg);
+  CHECK(res.tensors.size() == (cfg.workload.scope == models::Scope::layer ? 18u : 4u));
+  for (const auto& t : res.tensors) {
+    CAPTURE(t.name);
+    CHECK(t.cmp.rel_err <= 1e-12);
+    CHECK(t.cmp.pass);
+  }
+}
+
+template <class Fn>
+void grid(Fn&& fn) {
+  for (const MaskCase& m : kMasks)
+    for (int degree : {2, 3, 4, 8})
+      for (bool gqa : {false, true}) {
+        CAPTURE(m.name);
+        CAPTURE(degree);
+        CAPTURE(gqa);
+        fn(m, degree, gqa);
+      }
+}
+
+}  // namespace
+
+TEST_CASE("masks: ring attention in every layout matches the reference to 1e-12") {
+  for (const char* layout : {"contiguous", "zigzag", "striped"}) {
+    CAPTURE(layout);
+    grid([&](const MaskCase& m, int degree, bool gqa) {
+      expect_exact(config("ring", {{"layout", layout}}, degree, m.causal, gqa, models::Scope::attention), m);
+    });
+  }
+}
+
+TEST_CASE("masks: ulysses, allgather_kv, usp and rsa match the reference to 1e-12") {
+  grid([&](const MaskCase& m, int degree, bool gqa) {
+    const bool replicate = gqa && degree > 3;
+    expect_exact(config("ulysses", {{"kv_replication", replicate ? "replicate" : "none"}}, degree, m.causal, gqa,
+                        models::Scope::attention),
+                 m);
+    expect_exact(config("allgather_kv", {}, degree, m.causal, gqa, models::Scope::attention), m);
+    expect_exact(config("rsa", {{"grad_reduction", "reduce_scatter"}}, degree, m.causal, gqa,
+                        models::Scope::attention),
+                 m);
+    if (degree % 2 == 0)
+      expect_exact(config("usp",
+                          {{"ulysses_degree", "2"}, {"layout", "zigzag"},
+                           {"kv_replication", gqa && degree == 8 ? "replicate" : "none"}},
+                          degree, m.causal, gqa, models::Scope::attention),
+                   m);
+  });
+}
+
+// The layer scope: the mask reaches attention through the whole layer (one strategy per family, P = 4).
+TEST_CASE("masks: layer scope, and megatron_sp with CP inside, match the reference to 1e-12") {
+  for (const MaskCase& m : kMasks) {
+    CAPTURE(m.name);
+    expect_exact(config("ring", {{"layout", "zigzag"}}, 4, m.causal, true, models::Scope::layer), m);
+    expect_exact(config("ulysses", {}, 4, m.causal, false, models::Scope::layer), m);
+    for (const char* cp : {"ring", "allgather_kv"}) {
+      CAPTURE(cp);
+      analysis::Config c = config(cp, {}, 2, m.causal, true, models::Scope::layer);
+      c.model.kv_heads = 4;
+      c.parallel.tp = 2;
+      c.layer.name = "megatron_sp";
+      c.layer.entry = strategies::find_layer_strategy("megatron_sp");
+      c.layer.options = strategies::complete_layer_options(*c.layer.entry, {{"sequence_parallel", "true"}},
+                                                           "layer.options");
+      expect_exact(c, m);
+    }
+  }
+}
