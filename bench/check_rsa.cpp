@@ -42,7 +42,7 @@ double strategy_flops(const analysis::Config& cfg) {
   const auto problem = models::attention_problem(cfg.model, cfg.workload);
   const auto traces =
       rt::trace::trace_ranks(cfg.strategy.degree, rt::DType::f64, [&](rt::Device& dev, rt::Comm& comm) {
-        auto pos = info->positions(comm.rank(), comm.size(), problem.seq_len, cfg.strategy.options);
+        auto pos = info->positions(comm.rank(), comm.size(), problem, cfg.strategy.options);
         const auto n = static_cast<std::int64_t>(pos.size());
         auto strategy = info->create({dev, comm, problem, cfg.strategy.options, pos});
         const std::int64_t bh = problem.batch * problem.heads, bkv = problem.batch * problem.kv_heads;

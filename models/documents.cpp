@@ -15,6 +15,7 @@ const std::vector<std::string>& document_distributions() {
 }
 
 std::vector<std::int64_t> draw_document_lengths(const DocumentDraw& draw, std::int64_t seq_len) {
+  if (draw.pad_to < 1) throw rt::RuntimeError("pad_to must be >= 1, got " + std::to_string(draw.pad_to));
   if (draw.min_len < 1 || draw.max_len < draw.min_len)
     throw rt::RuntimeError("document lengths need 1 <= min_len <= max_len, got " + std::to_string(draw.min_len) +
                            " and " + std::to_string(draw.max_len));
@@ -33,7 +34,7 @@ std::vector<std::int64_t> draw_document_lengths(const DocumentDraw& draw, std::i
       const double x = std::ceil(-static_cast<double>(draw.mean_len) * std::log1p(-rng.next_uniform()));
       len = std::clamp(static_cast<std::int64_t>(std::min(x, 9.0e18)), draw.min_len, draw.max_len);
     }
-    len = std::min(len, seq_len - total);
+    len = std::min((len + draw.pad_to - 1) / draw.pad_to * draw.pad_to, seq_len - total);
     lengths.push_back(len);
     total += len;
   }

@@ -75,7 +75,8 @@ bool step_sequence_first(const StepConfig& config) {
 
 std::vector<std::int64_t> step_rows(const StepConfig& config, const StrategyInfo& info, int rank) {
   const ParallelShape shape = step_shape(config);
-  auto positions = info.positions(shape.cp_rank(rank), shape.cp, config.workload.seq_len, config.options);
+  auto positions = info.positions(shape.cp_rank(rank), shape.cp, models::attention_problem(config.model, config.workload),
+                                  config.options);
   if (config.workload.scope == models::Scope::attention) return positions;
   return layer_of(config).rows(positions, shape.tp_rank(rank), shape.tp, config.layer_options);
 }
@@ -99,7 +100,7 @@ Step::Step(const StepConfig& config, const StrategyInfo& info, rt::Device& dev, 
                                  [](const ParallelShape& s, int r) { return s.tp_rank(r) + s.tp * s.dp_rank(r); }))),
       comm_(sp_ ? *sp_ : world),
       problem_(models::attention_problem(config.model, config.workload)),
-      positions_(info.positions(comm_.rank(), comm_.size(), problem_.seq_len, config.options)) {
+      positions_(info.positions(comm_.rank(), comm_.size(), problem_, config.options)) {
   if (attention_scope()) {
     rows_ = positions_;
     make_attention(data);

@@ -85,7 +85,7 @@ struct StrategyInfo {
   // Reason the problem cannot run at this degree with these options, or nullopt.
   std::function<std::optional<std::string>(const models::AttnProblem&, int degree, const Options&)> check;
   // Global token positions held by `rank` (the sequence layout), in local row order.
-  std::function<std::vector<std::int64_t>(int rank, int degree, std::int64_t seq_len, const Options&)>
+  std::function<std::vector<std::int64_t>(int rank, int degree, const models::AttnProblem&, const Options&)>
       positions;
   std::function<std::unique_ptr<AttentionStrategy>(StrategyContext)> create;
   // Exactly one of closed_form / no_closed_form is set (Registry::add checks it): the model, or why

@@ -92,6 +92,10 @@ std::vector<std::int64_t> parse_documents(const JsonObject& mask, std::int64_t s
     throw InputError(d.path("mean_len"), "is for the exponential distribution only; uniform takes min_len and "
                                          "max_len");
   }
+  draw.pad_to = d.integer_or("pad_to", 1, 1);
+  if (draw.pad_to > seq_len)
+    throw InputError(d.path("pad_to"), "must be <= workload.seq_len = " + std::to_string(seq_len) + ", got " +
+                                           std::to_string(draw.pad_to));
   draw.seed = d.unsigned_or("seed", 0);
   return models::draw_document_lengths(draw, seq_len);
 }

@@ -36,7 +36,7 @@ inline const std::vector<std::string> workload_keys = {"seq_len", "batch",  "dty
 inline const std::vector<std::string> mask_kinds = {"causal", "full", "document_causal", "sliding_window"};
 inline const std::vector<std::string> mask_keys = {"kind", "documents", "window", "causal"};
 inline const std::vector<std::string> document_draw_keys = {"distribution", "min_len", "max_len", "mean_len",
-                                                            "seed"};
+                                                            "pad_to", "seed"};
 inline const std::vector<std::string> workload_dtypes = {"bf16", "fp16", "float32", "float64"};
 inline const std::vector<std::string> scopes = {"attention", "layer", "model"};
 inline const std::vector<std::string> passes = {"fwd", "fwd+bwd"};

@@ -2,10 +2,10 @@
 // all-gather K and V over the group, attend the local queries to the whole sequence, reduce-scatter
 // dK and dV back to their owners.
 //
-// Per rank r (P ranks, zigzag layout: 2P chunks of s/2P, rank r holds chunks r and 2P−1−r, which
-// balances the causal work):
+// Per rank r (P ranks, in option `layout`: by default zigzag, 2P chunks of s/2P, rank r holds chunks r
+// and 2P−1−r, which balances the causal work; document_zigzag or balanced under document masks):
 //   forward   k_all = all_gather(k) along the sequence dim: [B·Hkv, s, d], rows in rank order, so
-//             their global positions are the concatenation of every rank's zigzag positions (the
+//             their global positions are the concatenation of every rank's layout positions (the
 //             mask is built from them; no reordering copy is needed). o, lse = one attention block
 //             of the local queries against k_all, v_all. A ring all-gather sends (P−1)/P of the
 //             gathered tensor per rank: (P−1)(|k| + |v|) with |k| the local shard.
@@ -34,7 +34,8 @@ class AllGatherKv final : public AttentionStrategy {
   explicit AllGatherKv(StrategyContext ctx)
       : dev_(ctx.dev), comm_(ctx.comm), pr_(ctx.problem), rows_(ctx.positions) {
     const int p = comm_.size();
-    for (int owner = 0; owner < p; ++owner) cols_.append(layout_runs(Layout::zigzag, owner, p, pr_.seq_len));
+    const Layout layout = parse_layout(ctx.options.at("layout"));
+    for (int owner = 0; owner < p; ++owner) cols_.append(layout_runs(layout, owner, p, pr_));
   }
 
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v) override {
@@ -89,11 +90,12 @@ void register_allgather_kv(Registry& registry) {
   info.description =
       "Llama 3 context parallelism: all-gather K and V, local attention of the zigzag-sharded queries, "
       "reduce-scatter dK and dV";
-  info.check = [](const models::AttnProblem& p, int degree, const Options&) {
-    return layout_check(Layout::zigzag, degree, p.seq_len);
+  info.options = {{"layout", "sequence layout of the queries (see ring)", layout_names(), "zigzag"}};
+  info.check = [](const models::AttnProblem& p, int degree, const Options& o) {
+    return layout_check(parse_layout(o.count("layout") ? o.at("layout") : "zigzag"), degree, p);
   };
-  info.positions = [](int rank, int degree, std::int64_t seq, const Options&) {
-    return layout_positions(Layout::zigzag, rank, degree, seq);
+  info.positions = [](int rank, int degree, const models::AttnProblem& p, const Options& o) {
+    return layout_positions(parse_layout(o.at("layout")), rank, degree, p);
   };
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<AllGatherKv>(std::move(ctx));

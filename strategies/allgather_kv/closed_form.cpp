@@ -6,8 +6,8 @@
 // AG of the gathered tensor (n = B·Hkv·s·d·bytes) and RS of the full-length gradient (the same n) cost
 // HardwareModel::collective_s; as rings each sends (P−1)/P·n per rank. Their chunks (dim 1) are
 // strided when B·Hkv > 1: the AG then unpacks and the RS packs a copy of n (rt::chunks_strided). The zigzag
-// layout gives every rank the same causal work; the model still takes the slowest rank's attention, since the
-// collectives of the backward wait for it.
+// layout gives every rank the same causal work (and balanced or document_zigzag the same under documents);
+// the model takes the slowest rank's attention, since the collectives of the backward wait for it.
 #include "runtime/comm.hpp"
 #include "strategies/allgather_kv/allgather_kv.hpp"
 #include "strategies/layouts.hpp"
@@ -22,11 +22,13 @@ Modelled<CostEstimate> allgather_kv_closed_form(const StepConfig& c, const Hardw
   const std::int64_t s = c.workload.seq_len, n = s / p, d = c.model.head_dim;
   const rt::Shape q{c.workload.batch * c.model.heads, n, d},
       kv_all{c.workload.batch * c.model.kv_heads, s, d};
+  const Layout layout = parse_layout(c.options.at("layout"));
+  const models::AttnProblem problem = models::attention_problem(c.model, c.workload);
   rt::Positions cols;
-  for (int r = 0; r < p; ++r) cols.append(layout_runs(Layout::zigzag, r, p, s));
+  for (int r = 0; r < p; ++r) cols.append(layout_runs(layout, r, p, problem));
   double fwd = 0, bwd = 0;  // the slowest rank's attention
   for (int r = 0; r < p; ++r) {
-    const rt::Positions rows = layout_runs(Layout::zigzag, r, p, s);
+    const rt::Positions rows = layout_runs(layout, r, p, problem);
     const rt::Mask m{c.workload.causal, &rows, &cols, &c.workload.bounds};
     fwd = std::max(fwd, attention_op_s(hw, rt::cost::attention_forward(q, kv_all, kv_all, dt, m)));
     bwd = std::max(bwd, attention_op_s(hw, rt::cost::attention_backward(q, kv_all, kv_all, dt, m)));

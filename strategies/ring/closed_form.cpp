@@ -49,7 +49,7 @@ RingLevel::RingLevel(const StepConfig& c, const Hardware& hw, int u, std::int64_
       d_(c.model.head_dim) {
   const auto layout = parse_layout(c.options.at("layout"));
   for (int owner = 0; owner < p_; ++owner)
-    positions_.push_back(layout_runs(layout, owner, p_, c.workload.seq_len));
+    positions_.push_back(layout_runs(layout, owner, p_, models::attention_problem(c.model, c.workload)));
   // Ring group j: SP ranks j, u+j, 2u+j, …; every group passes at once, each on its own hops.
   for (int j = 0; p_ > 1 && j < u; ++j) {
     std::vector<int> group;

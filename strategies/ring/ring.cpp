@@ -42,7 +42,7 @@ class RingAttention final : public AttentionStrategy {
   explicit RingAttention(StrategyContext ctx)
       : dev_(ctx.dev), comm_(ctx.comm), pr_(ctx.problem), p_(ctx.comm.size()), rows_(ctx.positions) {
     const Layout layout = parse_layout(ctx.options.at("layout"));
-    for (int owner = 0; owner < p_; ++owner) cols_.push_back(layout_runs(layout, owner, p_, pr_.seq_len));
+    for (int owner = 0; owner < p_; ++owner) cols_.push_back(layout_runs(layout, owner, p_, pr_));
   }
 
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v) override {
@@ -146,14 +146,15 @@ void register_ring(Registry& registry) {
       "online-softmax merging; backward passes K/V again and dK/dV accumulators travel home";
   info.options = {{"layout",
                    "sequence layout: contiguous (imbalanced under causal), zigzag (chunks r and 2P-1-r), "
-                   "striped (token t on rank t mod P)",
-                   {"contiguous", "zigzag", "striped"},
+                   "striped (token t on rank t mod P), document_zigzag (zigzag inside every document of "
+                   "workload.mask), balanced (equal chunks dealt to equalise the unmasked work)",
+                   layout_names(),
                    "contiguous"}};
   info.check = [](const models::AttnProblem& p, int degree, const Options& o) {
-    return layout_check(parse_layout(o.count("layout") ? o.at("layout") : "contiguous"), degree, p.seq_len);
+    return layout_check(parse_layout(o.count("layout") ? o.at("layout") : "contiguous"), degree, p);
   };
-  info.positions = [](int rank, int degree, std::int64_t seq, const Options& o) {
-    return layout_positions(parse_layout(o.at("layout")), rank, degree, seq);
+  info.positions = [](int rank, int degree, const models::AttnProblem& p, const Options& o) {
+    return layout_positions(parse_layout(o.at("layout")), rank, degree, p);
   };
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<RingAttention>(std::move(ctx));

@@ -204,8 +204,8 @@ void register_rsa(Registry& registry) {
              std::to_string(degree);
     return std::nullopt;
   };
-  info.positions = [](int rank, int degree, std::int64_t seq, const Options&) {
-    return layout_positions(Layout::contiguous, rank, degree, seq);
+  info.positions = [](int rank, int degree, const models::AttnProblem& p, const Options&) {
+    return layout_positions(Layout::contiguous, rank, degree, p);
   };
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<RingSelfAttention>(std::move(ctx));

@@ -230,8 +230,8 @@ void register_ulysses(Registry& registry) {
                    {"none", "replicate"},
                    "none"}};
   info.check = check_ulysses;
-  info.positions = [](int rank, int degree, std::int64_t seq, const Options&) {
-    return layout_positions(Layout::contiguous, rank, degree, seq);
+  info.positions = [](int rank, int degree, const models::AttnProblem& p, const Options&) {
+    return layout_positions(Layout::contiguous, rank, degree, p);
   };
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<Ulysses>(std::move(ctx));

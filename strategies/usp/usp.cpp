@@ -53,10 +53,10 @@ Options ulysses_options(const Options& o) {
   return {{"qkv_fusion", o.at("qkv_fusion")}, {"kv_replication", o.at("kv_replication")}};
 }
 
-std::vector<std::int64_t> usp_positions(int rank, int degree, std::int64_t seq, const Options& o) {
+std::vector<std::int64_t> usp_positions(int rank, int degree, const models::AttnProblem& p, const Options& o) {
   const int u = usp_ulysses_degree(degree, o);
   if (u < 1 || degree % u != 0) return {};  // rejected by check_usp
-  const auto ring_rows = layout_positions(parse_layout(o.at("layout")), rank / u, degree / u, seq);
+  const auto ring_rows = layout_positions(parse_layout(o.at("layout")), rank / u, degree / u, p);
   const std::ptrdiff_t share = std::ssize(ring_rows) / u, j = rank % u;
   return {ring_rows.begin() + j * share, ring_rows.begin() + (j + 1) * share};
 }
@@ -75,7 +75,7 @@ std::optional<std::string> check_usp(const models::AttnProblem& p, int degree, c
   group.seq_len = p.seq_len / r;
   if (auto why = check_ulysses(group, u, full)) return "the Ulysses level (" + ud + "): " + *why;
   const Layout layout = parse_layout(o.count("layout") ? o.at("layout") : "zigzag");
-  if (auto why = layout_check(layout, r, p.seq_len))
+  if (auto why = layout_check(layout, r, p))
     return "the ring level (" + std::to_string(r) + " groups): " + *why;
   if ((p.seq_len / r) % u != 0)
     return "the " + std::to_string(p.seq_len / r) + " tokens of a ring group are not divisible by " + ud;
@@ -105,7 +105,7 @@ class Usp final : public AttentionStrategy {
                                             *ring_comm_,
                                             heads,
                                             {{"layout", ctx.options.at("layout")}},
-                                            layout_positions(layout, rank / u, r, pr.seq_len)});
+                                            layout_positions(layout, rank / u, r, pr)});
     // The Ulysses level: the group's s/r tokens.
     models::AttnProblem group_problem = pr;
     group_problem.seq_len = pr.seq_len / r;
@@ -140,7 +140,7 @@ void register_usp(Registry& registry) {
                    "0"},
                   {"layout",
                    "sequence layout of the ring level (see ring)",
-                   {"contiguous", "zigzag", "striped"},
+                   layout_names(),
                    "zigzag"},
                   {"qkv_fusion", "as ulysses", {"separate", "fused"}, "separate"},
                   {"kv_replication", "as ulysses", {"none", "replicate"}, "none"}};

@@ -88,6 +88,22 @@ TEST_CASE("spsim check: bad input exits 2 with one message naming the path") {
       {"degree 0", doc(wl, R"({ "name": "rsa", "degree": 0 })"), "strategy.degree"},
       {"seq not divisible", doc(R"({ "seq_len": 25, "batch": 2 })", R"({ "name": "rsa", "degree": 4 })"),
        "25"},
+      {"documents not summing to seq_len",
+       doc(R"({ "seq_len": 24, "mask": { "kind": "document_causal", "documents": [10, 4] } })",
+           R"({ "name": "rsa", "degree": 4 })"),
+       "workload.mask.documents: the document lengths sum to 14"},
+      {"window 0", doc(R"({ "seq_len": 24, "mask": { "kind": "sliding_window", "window": 0 } })",
+                       R"({ "name": "rsa", "degree": 4 })"),
+       "workload.mask.window"},
+      {"unknown distribution",
+       doc(R"({ "seq_len": 24, "mask": { "kind": "document_causal", "documents": { "distribution": "zipf",
+           "max_len": 8 } } })",
+           R"({ "name": "rsa", "degree": 4 })"),
+       "uniform, exponential"},
+      {"document not divisible by 2P",
+       doc(R"({ "seq_len": 24, "mask": { "kind": "document_causal", "documents": [12, 12] } })",
+           R"({ "name": "ring", "degree": 4, "options": { "layout": "document_zigzag" } })"),
+       "document 0 has 12 tokens, not divisible by 2 x degree = 8"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);

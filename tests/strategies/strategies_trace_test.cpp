@@ -8,10 +8,12 @@
 #include <limits>
 #include <numeric>
 
+#include "models/documents.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/trace/trace_ranks.hpp"
 #include "strategies/grad_buckets.hpp"
 #include "strategies/layer.hpp"
+#include "strategies/layouts.hpp"
 #include "strategies/strategy.hpp"
 
 using namespace spsim;
@@ -91,7 +93,7 @@ std::vector<RankTotals> trace_attention(const Case& c) {
   const auto opts = strategies::builtin().complete_options(info, c.options, "strategy.options");
   REQUIRE_FALSE(info.check(c.problem, c.degree, opts).has_value());
   const auto traces = rt::trace::trace_ranks(c.degree, c.dtype, [&](rt::Device& dev, rt::Comm& comm) {
-    auto pos = info.positions(comm.rank(), comm.size(), c.problem.seq_len, opts);
+    auto pos = info.positions(comm.rank(), comm.size(), c.problem, opts);
     const auto n = static_cast<std::int64_t>(pos.size());
     const auto& p = c.problem;
     auto strategy = info.create({dev, comm, p, opts, std::move(pos)});
@@ -216,7 +218,7 @@ TEST_CASE("ulysses and allgather_kv: equal causal work per rank, summing to s(s+
         const auto& info = *strategies::builtin().find(name);
         for (int r = 0; r < p; ++r)
           CHECK(ranks[static_cast<std::size_t>(r)].fwd.attn_flops ==
-                doctest::Approx(unit * pr.batch * pr.heads * causal_pairs(info.positions(r, p, s, {})))
+                doctest::Approx(unit * pr.batch * pr.heads * causal_pairs(info.positions(r, p, pr, {{"layout", "zigzag"}})))
                     .epsilon(1e-12));
       }
     }
@@ -310,7 +312,7 @@ TEST_CASE("bytes per layer = attention core + all-reduce of the weight gradients
     const auto traces = rt::trace::trace_ranks(p, rt::DType::bf16, [&](rt::Device& dev, rt::Comm& comm) {
       strategies::NamedTensors params;
       for (const auto& ps : strategies::layer_param_shapes(m)) params.add(ps.name, dev.empty(ps.shape));
-      auto pos = info.positions(comm.rank(), p, s, opts);
+      auto pos = info.positions(comm.rank(), p, pr, opts);
       strategies::SpLayer layer({dev, nullptr, pr, info.create({dev, comm, pr, opts, pos}), m, {}},
                                 std::move(params));
       const rt::Tensor x = dev.empty({batch, c, m.hidden});
@@ -396,7 +398,7 @@ TEST_CASE("layouts partition the sequence") {
       if (info.check(problem(s, true), p, {{"layout", layout}})) continue;
       std::vector<int> seen(static_cast<std::size_t>(s), 0);
       for (int r = 0; r < p; ++r) {
-        const auto pos = info.positions(r, p, s, {{"layout", layout}});
+        const auto pos = info.positions(r, p, problem(s, true), {{"layout", layout}});
         CHECK(pos.size() == static_cast<std::size_t>(s / p));
         CHECK(std::is_sorted(pos.begin(), pos.end()));
         for (auto t : pos) ++seen[static_cast<std::size_t>(t)];
@@ -426,7 +428,7 @@ TEST_CASE("ring: every pass but the final dK/dV hop is in flight while an attent
     const strategies::Options opts = {{"layout", layout}};
     const auto pr = problem(64, false);
     const auto traces = rt::trace::trace_ranks(p, rt::DType::bf16, [&](rt::Device& dev, rt::Comm& comm) {
-      auto strategy = info.create({dev, comm, pr, opts, info.positions(comm.rank(), p, pr.seq_len, opts)});
+      auto strategy = info.create({dev, comm, pr, opts, info.positions(comm.rank(), p, pr, opts)});
       const rt::Tensor q = dev.empty({pr.batch * pr.heads, 16, pr.head_dim});
       const rt::Tensor k = dev.empty({pr.batch * pr.kv_heads, 16, pr.head_dim});
       (void)strategy->forward(q, k, k);
@@ -478,4 +480,135 @@ TEST_CASE("every registered strategy has a closed form and a memory model, or sa
   silent.no_memory = "no model yet";
   r.add(silent);
   CHECK_THROWS_AS(r.add(silent), std::logic_error);  // a duplicate name
+}
+
+namespace {
+
+// Σ_{q=x}^{y−1} (q − u + 1): the causal keys of queries x..y−1 inside a document that starts at u.
+std::int64_t doc_area(std::int64_t x, std::int64_t y, std::int64_t u) {
+  return y <= x ? 0 : (y - x) * (x + y - 1) / 2 - (y - x) * (u - 1);
+}
+// Queries [a, b) under documents `lengths` (from position 0), causal.
+std::int64_t docs_area(std::int64_t a, std::int64_t b, const std::vector<std::int64_t>& lengths) {
+  std::int64_t u = 0, area = 0;
+  for (const std::int64_t len : lengths) {
+    area += doc_area(std::max(a, u), std::min(b, u + len), u);
+    u += len;
+  }
+  return area;
+}
+// Queries [a, b) under a causal window w: query q sees min(q + 1, w) keys.
+std::int64_t window_area(std::int64_t a, std::int64_t b, std::int64_t w) {
+  std::int64_t area = 0;
+  const std::int64_t ramp_end = std::min(b, w - 1);  // q < w − 1 sees q + 1 keys
+  for (std::int64_t q = a; q < ramp_end; ++q) area += q + 1;
+  return area + std::max<std::int64_t>(0, b - std::max(a, ramp_end)) * w;
+}
+
+}  // namespace
+
+// The ring's attention FLOPs per rank are 4·d·B·H × the rank's unmasked area (its queries against all
+// keys); the areas here come from closed forms, not from the mask code: a document shorter than a chunk,
+// a window shorter than a chunk, and document_zigzag's equal share of every document.
+TEST_CASE("masks: per-rank unmasked area of each layout in closed form, against the traces") {
+  constexpr int p = 4;
+  constexpr std::int64_t s = 96, n = s / p, h = s / (2 * p);  // chunk 24, zigzag half chunk 12
+  const auto run = [&](const std::string& layout, const std::vector<std::int64_t>& docs, std::int64_t window) {
+    auto pr = problem(s, true);
+    pr.bounds = rt::MaskBounds(docs, window);
+    return trace_attention({"ring", {{"layout", layout}}, pr, p});
+  };
+  const double unit = 4.0 * 16 * 2 * 8;  // 4·d·B·H
+  const std::vector<std::int64_t> docs{30, 5, 61};  // document 1, [30, 35), is shorter than a chunk
+  auto ranks = run("contiguous", docs, 0);
+  for (int r = 0; r < p; ++r) {
+    CAPTURE(r);
+    CHECK(ranks[static_cast<std::size_t>(r)].fwd.attn_flops ==
+          doctest::Approx(unit * docs_area(r * n, (r + 1) * n, docs)).epsilon(1e-12));
+  }
+  ranks = run("zigzag", docs, 0);
+  for (int r = 0; r < p; ++r) {
+    CAPTURE(r);
+    const std::int64_t area = docs_area(r * h, (r + 1) * h, docs) + docs_area((2 * p - 1 - r) * h, (2 * p - r) * h, docs);
+    CHECK(ranks[static_cast<std::size_t>(r)].fwd.attn_flops == doctest::Approx(unit * area).epsilon(1e-12));
+  }
+  constexpr std::int64_t w = 7;  // shorter than a chunk
+  for (const char* layout : {"contiguous", "zigzag"}) {
+    CAPTURE(layout);
+    ranks = run(layout, {}, w);
+    for (int r = 0; r < p; ++r) {
+      CAPTURE(r);
+      const std::int64_t area = std::string(layout) == "contiguous"
+                                    ? window_area(r * n, (r + 1) * n, w)
+                                    : window_area(r * h, (r + 1) * h, w) +
+                                          window_area((2 * p - 1 - r) * h, (2 * p - r) * h, w);
+      CHECK(ranks[static_cast<std::size_t>(r)].fwd.attn_flops == doctest::Approx(unit * area).epsilon(1e-12));
+    }
+  }
+  // document_zigzag: documents of 40, 8 and 48 tokens (multiples of 2P); every rank gets L(L+1)/(2P) of
+  // each (chunks r and 2P−1−r of a document of 2P·c tokens: (2P−1)c² + c(c+1) = L(L+1)/(2P)).
+  const std::vector<std::int64_t> even{40, 8, 48};
+  ranks = run("document_zigzag", even, 0);
+  std::int64_t share = 0;
+  for (const std::int64_t len : even) share += len * (len + 1) / (2 * p);
+  for (int r = 0; r < p; ++r) {
+    CAPTURE(r);
+    CHECK(ranks[static_cast<std::size_t>(r)].fwd.attn_flops == doctest::Approx(unit * share).epsilon(1e-12));
+  }
+}
+
+// Every layout deals each rank s/P ascending positions, and together they cover the sequence once.
+TEST_CASE("layouts under masks partition the sequence into equal ascending shares") {
+  models::AttnProblem pr = problem(192, true);
+  pr.bounds = rt::MaskBounds(std::vector<std::int64_t>{64, 16, 96, 16}, 0);
+  for (const std::string& layout : strategies::layout_names())
+    for (int p : {2, 4, 8}) {
+      CAPTURE(layout);
+      CAPTURE(p);
+      REQUIRE_FALSE(strategies::layout_check(strategies::parse_layout(layout), p, pr).has_value());
+      std::vector<int> seen(192, 0);
+      for (int r = 0; r < p; ++r) {
+        const auto pos = strategies::layout_positions(strategies::parse_layout(layout), r, p, pr);
+        CHECK(pos.size() == static_cast<std::size_t>(192 / p));
+        CHECK(std::is_sorted(pos.begin(), pos.end()));
+        for (auto t : pos) ++seen[static_cast<std::size_t>(t)];
+      }
+      CHECK(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
+    }
+  // A document that does not divide by 2P is refused with its index.
+  pr.bounds = rt::MaskBounds(std::vector<std::int64_t>{64, 20, 108}, 0);
+  const auto why = strategies::layout_check(strategies::Layout::document_zigzag, 4, pr);
+  REQUIRE(why.has_value());
+  CHECK(why->find("document 1 has 20 tokens, not divisible by 2 x degree = 8") != std::string::npos);
+}
+
+// The committed length distribution (configs/experiments/documents-*.json): exponential lengths, mean
+// 8192, at most 65536, seed 1, over 1M tokens. The balanced layout's busiest rank holds at most 5% more
+// unmasked area than the mean; contiguous and zigzag hold far more.
+TEST_CASE("balanced layout: busiest / mean unmasked area <= 1.05 for P = 8 … 64") {
+  models::DocumentDraw draw;
+  draw.distribution = "exponential";
+  draw.mean_len = 8192;
+  draw.max_len = 65536;
+  draw.seed = 1;
+  models::AttnProblem pr = problem(1 << 20, true);
+  pr.bounds = rt::MaskBounds(models::draw_document_lengths(draw, pr.seq_len), 0);
+  const rt::Positions all = rt::Positions::range(0, pr.seq_len);
+  const auto ratio = [&](strategies::Layout layout, int p) {
+    std::int64_t busiest = 0, total = 0;
+    for (int r = 0; r < p; ++r) {
+      const std::int64_t a = rt::allowed_pairs(strategies::layout_runs(layout, r, p, pr), all, true, &pr.bounds);
+      busiest = std::max(busiest, a);
+      total += a;
+    }
+    return static_cast<double>(busiest) * p / static_cast<double>(total);
+  };
+  for (int p : {8, 16, 32, 64}) {
+    CAPTURE(p);
+    const double balanced = ratio(strategies::Layout::balanced, p), zigzag = ratio(strategies::Layout::zigzag, p);
+    MESSAGE("P = " << p << ": balanced " << balanced << ", zigzag " << zigzag << ", contiguous "
+                   << ratio(strategies::Layout::contiguous, p));
+    CHECK(balanced <= 1.05);
+    CHECK(zigzag > balanced);
+  }
 }

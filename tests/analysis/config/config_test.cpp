@@ -552,6 +552,10 @@ TEST_CASE("workload.mask: kinds, documents as lengths or a distribution, a windo
   CHECK(total == 32);
   CHECK(drawn.size() >= 4);  // 32 tokens in documents of at most 9
   CHECK(parse(draw).bounds.document_lengths() == drawn);
+  // pad_to: every length a multiple of 8 (32 is one too, so the last is).
+  const auto padded = parse(Json{{"kind", "document_causal"},
+                                 {"documents", {{"distribution", "uniform"}, {"max_len", 20}, {"pad_to", 8}}}});
+  for (const auto len : padded.bounds.document_lengths()) CHECK(len % 8 == 0);
   const auto expo = parse(Json{{"kind", "document_causal"},
                                {"documents", {{"distribution", "exponential"}, {"mean_len", 4}, {"max_len", 12}}}});
   for (const auto len : expo.bounds.document_lengths()) CHECK((len >= 1 && len <= 12));
