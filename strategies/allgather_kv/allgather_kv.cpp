@@ -20,6 +20,7 @@
 #include <cmath>
 #include <utility>
 
+#include "strategies/allgather_kv/needed_kv.hpp"
 #include "strategies/layouts.hpp"
 #include "strategies/strategy.hpp"
 
@@ -90,7 +91,12 @@ void register_allgather_kv(Registry& registry) {
   info.description =
       "Llama 3 context parallelism: all-gather K and V, local attention of the zigzag-sharded queries, "
       "reduce-scatter dK and dV";
-  info.options = {{"layout", "sequence layout of the queries (see ring)", layout_names(), "zigzag"}};
+  info.options = {{"layout", "sequence layout of the queries (see ring)", layout_names(), "zigzag"},
+                  {"kv_exchange",
+                   "all_gather (every rank gets all K/V) or needed (only the K/V rows some local query "
+                   "attends to, point to point; dK/dV return the same way)",
+                   {"all_gather", "needed"},
+                   "all_gather"}};
   info.check = [](const models::AttnProblem& p, int degree, const Options& o) {
     return layout_check(parse_layout(o.count("layout") ? o.at("layout") : "zigzag"), degree, p);
   };
@@ -98,6 +104,7 @@ void register_allgather_kv(Registry& registry) {
     return layout_positions(parse_layout(o.at("layout")), rank, degree, p);
   };
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
+    if (ctx.options.at("kv_exchange") == "needed") return make_needed_kv(std::move(ctx));
     return std::make_unique<AllGatherKv>(std::move(ctx));
   };
   info.closed_form = allgather_kv_closed_form;

@@ -16,6 +16,8 @@ namespace spsim::strategies {
 
 Modelled<CostEstimate> allgather_kv_closed_form(const StepConfig& c, const Hardware& hw) {
   if (auto why = closed_form_scope(c)) return Modelled<CostEstimate>::none(*why);
+  if (c.options.count("kv_exchange") && c.options.at("kv_exchange") == "needed")
+    return Modelled<CostEstimate>::none("kv_exchange needed: what it sends depends on the mask; simulated only");
   const bool backward = c.workload.passes == models::Passes::fwd_bwd;
   const rt::DType dt = c.workload.dtype;
   const int p = c.degree;

@@ -34,6 +34,8 @@ std::vector<Moment> moments(const StepConfig& c, bool backward) {
 
 Modelled<MemoryEstimate> allgather_kv_memory(const StepConfig& c) {
   if (auto why = memory_scope(c)) return Modelled<MemoryEstimate>::none(*why);
+  if (c.options.count("kv_exchange") && c.options.at("kv_exchange") == "needed")
+    return Modelled<MemoryEstimate>::none("kv_exchange needed: what it holds depends on the mask; simulated only");
   const bool backward = c.workload.passes == models::Passes::fwd_bwd;
   MemoryEstimate e = from_moments(moments(c, backward));
   if (backward)  // the full-length dK/dV partials before their reduce-scatter

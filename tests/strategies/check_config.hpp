@@ -1,8 +1,12 @@
-// The small check configs the strategy suites share: seq 48, 8 heads (6 at P = 3), GQA optional.
+// The small check configs the strategy suites share: seq 48, 8 heads (6 at P = 3), GQA optional; and
+// the check that a config passes exactly.
 #pragma once
+
+#include <doctest/doctest.h>
 
 #include <string>
 
+#include "analysis/check/check.hpp"
 #include "analysis/config/config.hpp"
 #include "strategies/strategy.hpp"
 
@@ -30,6 +34,21 @@ inline analysis::Config config(const std::string& strategy, strategies::Options 
   c.check.dtype = rt::DType::f64;
   c.check.seed = 11;
   return c;
+}
+
+// The strategy accepts the config, and every tensor matches the float64 reference to 1e-12.
+inline void expect_exact(const analysis::Config& cfg) {
+  const auto& info = *strategies::builtin().find(cfg.strategy.name);
+  const auto why = info.check(models::attention_problem(cfg.model, cfg.workload), cfg.strategy.degree,
+                              cfg.strategy.options);
+  REQUIRE_MESSAGE(!why.has_value(), why.value_or(""));
+  const auto res = analysis::run_check(cfg);
+  CHECK(res.tensors.size() == (cfg.workload.scope == models::Scope::layer ? 18u : 4u));
+  for (const auto& t : res.tensors) {
+    CAPTURE(t.name);
+    CHECK(t.cmp.rel_err <= 1e-12);
+    CHECK(t.cmp.pass);
+  }
 }
 
 }  // namespace spsim::strategies_test

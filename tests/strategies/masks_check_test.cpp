@@ -30,17 +30,7 @@ const MaskCase kMasks[] = {
 void expect_exact(analysis::Config cfg, const MaskCase& m) {
   cfg.workload.causal = m.causal;
   cfg.workload.bounds = rt::MaskBounds(m.documents, m.window);
-  const auto& info = *strategies::builtin().find(cfg.strategy.name);
-  const auto why = info.check(models::attention_problem(cfg.model, cfg.workload), cfg.strategy.degree,
-                              cfg.strategy.options);
-  REQUIRE_MESSAGE(!why.has_value(), why.value_or(""));
-  const auto res = analysis::run_check(cfg);
-  CHECK(res.tensors.size() == (cfg.workload.scope == models::Scope::layer ? 18u : 4u));
-  for (const auto& t : res.tensors) {
-    CAPTURE(t.name);
-    CHECK(t.cmp.rel_err <= 1e-12);
-    CHECK(t.cmp.pass);
-  }
+  strategies_test::expect_exact(cfg);
 }
 
 template <class Fn>
@@ -66,13 +56,17 @@ TEST_CASE("masks: ring attention in every layout matches the reference to 1e-12"
   }
 }
 
-TEST_CASE("masks: ulysses, allgather_kv, usp and rsa match the reference to 1e-12") {
+TEST_CASE("masks: ulysses, allgather_kv (both exchanges), usp and rsa match the reference to 1e-12") {
   grid([&](const MaskCase& m, int degree, bool gqa) {
     const bool replicate = gqa && degree > 3;
     expect_exact(config("ulysses", {{"kv_replication", replicate ? "replicate" : "none"}}, degree, m.causal, gqa,
                         models::Scope::attention),
                  m);
     expect_exact(config("allgather_kv", {}, degree, m.causal, gqa, models::Scope::attention), m);
+    for (const char* layout : {"zigzag", "balanced"})
+      expect_exact(config("allgather_kv", {{"layout", layout}, {"kv_exchange", "needed"}}, degree, m.causal, gqa,
+                          models::Scope::attention),
+                   m);
     expect_exact(config("rsa", {{"grad_reduction", "reduce_scatter"}}, degree, m.causal, gqa,
                         models::Scope::attention),
                  m);

@@ -11,22 +11,9 @@
 
 using namespace spsim;
 using spsim::strategies_test::config;
+using spsim::strategies_test::expect_exact;
 
 namespace {
-
-void expect_exact(const analysis::Config& cfg) {
-  const auto& info = *strategies::builtin().find(cfg.strategy.name);
-  const auto why = info.check(models::attention_problem(cfg.model, cfg.workload), cfg.strategy.degree,
-                              cfg.strategy.options);
-  REQUIRE_MESSAGE(!why.has_value(), why.value_or(""));
-  const auto res = analysis::run_check(cfg);
-  CHECK(res.tensors.size() == (cfg.workload.scope == models::Scope::layer ? 18u : 4u));
-  for (const auto& t : res.tensors) {
-    CAPTURE(t.name);
-    CHECK(t.cmp.rel_err <= 1e-12);
-    CHECK(t.cmp.pass);
-  }
-}
 
 // Runs `fn(degree, causal, gqa, scope)` over the whole grid with the cases captured.
 template <class Fn>
@@ -70,6 +57,7 @@ TEST_CASE("ulysses matches the reference to 1e-12, separate and fused, with kv r
 TEST_CASE("allgather_kv matches the reference to 1e-12") {
   grid([&](int degree, bool causal, bool gqa, models::Scope scope) {
     expect_exact(config("allgather_kv", {}, degree, causal, gqa, scope));
+    expect_exact(config("allgather_kv", {{"kv_exchange", "needed"}}, degree, causal, gqa, scope));
   });
 }
 
@@ -108,12 +96,15 @@ TEST_CASE("configs/checks for ulysses, ring, allgather_kv and usp parse and pass
 // Ulysses-based ones replicate kv heads or keep Ulysses inside a node).
 TEST_CASE("configs/experiments strategy comparisons expand into valid points") {
   // 9 strategy objects (3 RSA variants, 2 Ulysses, 3 ring layouts, all-gather-KV); 3 ring layouts;
-  // Ulysses, ring, all-gather-KV and USP at 3 Ulysses degrees; 4 oversubscriptions x 4 strategies.
+  // Ulysses, ring, all-gather-KV and USP at 3 Ulysses degrees; 4 oversubscriptions x 4 strategies;
+  // 2 masks x 12 (11 without Ulysses at 64 ranks) strategy objects.
   for (const auto& [name, count] :
        std::vector<std::pair<std::string, std::size_t>>{{"strategies-llama3-8b-64k", 9},
                                                         {"ring-layouts-llama3-8b-64k", 3},
                                                         {"strategies-llama3-8b-64k-4node", 6},
-                                                        {"fabric-llama3-8b-512k-16node", 16}}) {
+                                                        {"fabric-llama3-8b-512k-16node", 16},
+                                                        {"documents-llama3-8b-128k-1node", 24},
+                                                        {"documents-llama3-8b-512k-8node", 22}}) {
     CAPTURE(name);
     const auto cfg =
         analysis::load_config(std::string(SPSIM_SOURCE_DIR) + "/configs/experiments/" + name + ".json");

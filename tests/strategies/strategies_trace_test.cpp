@@ -612,3 +612,32 @@ TEST_CASE("balanced layout: busiest / mean unmasked area <= 1.05 for P = 8 … 6
     CHECK(zigzag > balanced);
   }
 }
+
+// all-gather-KV with kv_exchange needed, documents of 12 tokens over 4 ranks of 16 (contiguous): a
+// rank's queries see keys of the rank before it only inside the document straddling their boundary,
+// [12·⌊16a/12⌋, 16a): 4 tokens for rank 1, 8 for rank 2, none for rank 3. So rank 0 sends 4 tokens of K
+// and V forward and rank 1 sends 8; backward the receivers return as many dK/dV rows. all_gather sends
+// (P−1)·16 tokens of each per rank.
+TEST_CASE("kv_exchange needed sends only the straddling documents' keys, fewer bytes than all_gather") {
+  constexpr int p = 4;
+  constexpr std::int64_t s = 64, n = s / p;
+  auto pr = problem(s, true);  // batch 2, kv_heads 2, head_dim 16
+  pr.bounds = rt::MaskBounds(std::vector<std::int64_t>{12, 12, 12, 12, 12, 4}, 0);
+  const double token = 2.0 * 2 * 16 * 2;  // B·Hkv·d·bf16 bytes of one K (or V) row
+  const auto needed = trace_attention({"allgather_kv", {{"layout", "contiguous"}, {"kv_exchange", "needed"}}, pr, p});
+  const auto gathered = trace_attention({"allgather_kv", {{"layout", "contiguous"}}, pr, p});
+  const auto straddle = [](int a) { return a == 0 ? 0 : 16 * a - 12 * ((16 * a) / 12); };  // tokens a needs
+  for (int r = 0; r < p; ++r) {
+    CAPTURE(r);
+    const double fwd = r + 1 < p ? 2 * token * straddle(r + 1) : 0;  // to rank r + 1
+    const double bwd = 2 * token * straddle(r);                        // back to rank r − 1
+    CHECK(needed[static_cast<std::size_t>(r)].fwd.sent_bytes == doctest::Approx(fwd).epsilon(1e-12));
+    CHECK(needed[static_cast<std::size_t>(r)].bwd.sent_bytes == doctest::Approx(bwd).epsilon(1e-12));
+    CHECK(gathered[static_cast<std::size_t>(r)].fwd.sent_bytes ==
+          doctest::Approx(2 * token * (p - 1) * n).epsilon(1e-12));
+    CHECK(needed[static_cast<std::size_t>(r)].fwd.sent_bytes < gathered[static_cast<std::size_t>(r)].fwd.sent_bytes);
+    // The same attention work: the keys not sent hold no allowed pair.
+    CHECK(needed[static_cast<std::size_t>(r)].fwd.attn_flops ==
+          doctest::Approx(gathered[static_cast<std::size_t>(r)].fwd.attn_flops).epsilon(1e-12));
+  }
+}
