@@ -53,11 +53,21 @@ void check_schema_version(const JsonObject& root) {
 
 // workload.mask → the causal direction and the bounds (documents, window). `causal` is
 // workload.causal when given (it must agree with the mask's kind).
+// At most this many documents: a block's mask is counted per document it spans, so the count bounds
+// the cost of every masked block (a striped rank spans them all).
+constexpr std::int64_t kMaxDocuments = std::int64_t{1} << 20;
+
 std::vector<std::int64_t> parse_documents(const JsonObject& mask, std::int64_t seq_len) {
   const Json& docs = mask.at("documents");
   const std::string where = mask.path("documents");
+  const auto too_many = [&](std::int64_t n, const std::string& advice) {
+    return InputError(where, std::to_string(n) + " documents is more than spsim handles (" +
+                                 std::to_string(kMaxDocuments) + "); " + advice);
+  };
   if (docs.is_array()) {
     if (docs.empty()) throw InputError(where, "expected at least one document length, got an empty list");
+    if (static_cast<std::int64_t>(docs.size()) > kMaxDocuments)
+      throw too_many(static_cast<std::int64_t>(docs.size()), "give fewer, longer documents");
     std::vector<std::int64_t> lengths;
     std::int64_t total = 0;
     for (std::size_t i = 0; i < docs.size(); ++i) {
@@ -97,6 +107,11 @@ std::vector<std::int64_t> parse_documents(const JsonObject& mask, std::int64_t s
     throw InputError(d.path("pad_to"), "must be <= workload.seq_len = " + std::to_string(seq_len) + ", got " +
                                            std::to_string(draw.pad_to));
   draw.seed = d.unsigned_or("seed", 0);
+  // Every drawn length is at least max(min_len, pad_to) but the last: a bound on the count before drawing.
+  const std::int64_t shortest = std::max(draw.min_len, draw.pad_to);
+  if (seq_len / shortest > kMaxDocuments)
+    throw too_many(seq_len / shortest, "raise min_len (every document is at least min_len and pad_to tokens, "
+                                       "so up to seq_len / min_len of them are drawn)");
   return models::draw_document_lengths(draw, seq_len);
 }
 

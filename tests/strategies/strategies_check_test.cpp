@@ -76,9 +76,10 @@ TEST_CASE("float32 checks pass within the float32 tolerance") {
 }
 
 // The shipped check configs parse and pass (they are what `spsim check` users start from).
-TEST_CASE("configs/checks for ulysses, ring, allgather_kv and usp parse and pass") {
+TEST_CASE("configs/checks for ulysses, ring, allgather_kv (with documents) and usp parse and pass") {
   for (const char* name : {"ulysses", "ulysses-fused", "ulysses-kv-replicate", "ring-contiguous",
-                           "ring-zigzag", "ring-striped", "allgather-kv", "usp"}) {
+                           "ring-zigzag", "ring-striped", "allgather-kv", "usp",
+                           "allgather-kv-needed-documents"}) {
     CAPTURE(name);
     const auto cfg =
         analysis::load_config(std::string(SPSIM_SOURCE_DIR) + "/configs/checks/" + name + ".json");

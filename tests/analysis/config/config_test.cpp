@@ -598,6 +598,13 @@ TEST_CASE("bad workload.mask specs name the key, the value and the valid choices
        set(Json{{"kind", "document_causal"},
                 {"documents", {{"distribution", "uniform"}, {"mean_len", 4}, {"max_len", 8}}}}),
        "workload.mask.documents.mean_len", {"exponential distribution only"}},
+      {"too many documents to draw",
+       [](Json& d) {
+         d["workload"]["seq_len"] = std::int64_t{1} << 30;
+         d["workload"]["mask"] = Json{{"kind", "document_causal"},
+                                      {"documents", {{"distribution", "uniform"}, {"max_len", 8}}}};
+       },
+       "workload.mask.documents", {"1073741824 documents is more than spsim handles (1048576)", "min_len"}},
       {"window on a causal kind", set(Json{{"kind", "causal"}, {"window", 4}}), "workload.mask.window",
        {"sliding_window"}},
       {"documents on a window kind", set(Json{{"kind", "sliding_window"}, {"window", 4}, {"documents", {32}}}),

@@ -37,6 +37,12 @@ if(spsim_have_mpi)
                           --verify --iters 1 --warmup 0 --timeout 80)
     endforeach()
   endforeach()
+  # Documents with a window and the needed-K/V exchange: point-to-point sends and receives of
+  # mask-dependent sizes, over MPI.
+  spsim_run_test(run_np4_allgather_kv_needed_documents STATUS 0 SECONDS 90 PATTERN "PASS: all 18 tensors match"
+                 ARGS ${spsim_run_mpirun} 4 $<TARGET_FILE:spsim> run
+                      ${spsim_run_checks}/allgather-kv-needed-documents.json --verify --iters 1 --warmup 0
+                      --timeout 80)
   spsim_run_test(run_np2_rsa_colossalai STATUS 1 SECONDS 90
                  PATTERN "dWq is 0\\.5000 × reference \\(= 1/2 = 1/world_size\\)"
                  ARGS ${spsim_run_mpirun} 2 $<TARGET_FILE:spsim> run ${spsim_run_checks}/rsa-colossalai.json
