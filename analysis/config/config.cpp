@@ -162,7 +162,9 @@ void parse_mask(const JsonObject& w, models::Workload& out) {
                                            kind + ") is " + (causal ? "causal" : "not causal") +
                                            "; drop workload.causal or make it agree");
   out.causal = causal;
-  out.bounds = rt::MaskBounds(documents, window);
+  // A window of seq_len or more restricts nothing; clamped so that the pair counts never shift a
+  // position by more than the sequence.
+  out.bounds = rt::MaskBounds(documents, std::min(window, out.seq_len));
 }
 
 models::Workload parse_workload(const JsonObject& root) {

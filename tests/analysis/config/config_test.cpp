@@ -539,6 +539,8 @@ TEST_CASE("workload.mask: kinds, documents as lengths or a distribution, a windo
   CHECK(!window.causal);
   CHECK(window.bounds.window() == 8);
   CHECK(!window.bounds.has_documents());
+  // A window past the sequence restricts nothing: kept as seq_len (32).
+  CHECK(parse(Json{{"kind", "sliding_window"}, {"window", std::int64_t{1} << 62}}).bounds.window() == 32);
   // Drawn lengths: within [min_len, max_len] but the last (cut to end at seq_len), summing to seq_len,
   // the same for the same seed.
   const Json draw = {{"kind", "document_causal"},
