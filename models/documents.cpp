@@ -22,6 +22,7 @@ std::vector<std::int64_t> draw_document_lengths(const DocumentDraw& draw, std::i
   const bool uniform = draw.distribution == "uniform";
   if (!uniform && draw.distribution != "exponential")
     throw rt::RuntimeError("unknown document length distribution '" + draw.distribution + "'");
+  const std::int64_t pad = std::min(draw.pad_to, seq_len);  // no rounding past the sequence (no overflow)
   SplitMix64 rng(draw.seed);
   std::vector<std::int64_t> lengths;
   std::int64_t total = 0;
@@ -34,7 +35,8 @@ std::vector<std::int64_t> draw_document_lengths(const DocumentDraw& draw, std::i
       const double x = std::ceil(-static_cast<double>(draw.mean_len) * std::log1p(-rng.next_uniform()));
       len = std::clamp(static_cast<std::int64_t>(std::min(x, 9.0e18)), draw.min_len, draw.max_len);
     }
-    len = std::min((len + draw.pad_to - 1) / draw.pad_to * draw.pad_to, seq_len - total);
+    len = std::min(len, seq_len);
+    len = std::min((len + pad - 1) / pad * pad, seq_len - total);
     lengths.push_back(len);
     total += len;
   }

@@ -55,7 +55,7 @@ void check_schema_version(const JsonObject& root) {
 // workload.causal when given (it must agree with the mask's kind).
 // At most this many documents: a block's mask is counted per document it spans, so the count bounds
 // the cost of every masked block (a striped rank spans them all).
-constexpr std::int64_t kMaxDocuments = std::int64_t{1} << 20;
+constexpr std::int64_t kMaxDocuments = std::int64_t{1} << 16;
 
 std::vector<std::int64_t> parse_documents(const JsonObject& mask, std::int64_t seq_len) {
   const Json& docs = mask.at("documents");
@@ -109,8 +109,8 @@ std::vector<std::int64_t> parse_documents(const JsonObject& mask, std::int64_t s
   draw.seed = d.unsigned_or("seed", 0);
   // Every drawn length is at least max(min_len, pad_to) but the last: a bound on the count before drawing.
   const std::int64_t shortest = std::max(draw.min_len, draw.pad_to);
-  if (seq_len / shortest > kMaxDocuments)
-    throw too_many(seq_len / shortest, "raise min_len (every document is at least min_len and pad_to tokens, "
+  if (seq_len / shortest + 1 > kMaxDocuments)
+    throw too_many(seq_len / shortest + 1, "raise min_len (every document is at least min_len and pad_to tokens, "
                                        "so up to seq_len / min_len of them are drawn)");
   return models::draw_document_lengths(draw, seq_len);
 }

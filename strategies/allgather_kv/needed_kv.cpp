@@ -153,9 +153,10 @@ class NeededKv final : public AttentionStrategy {
   Tensor give_back(const Tensor& d_used, int tag) {
     const int p = comm_.size(), me = comm_.rank();
     std::vector<std::int64_t> offset(static_cast<std::size_t>(p), 0);  // of each owner's slice in d_used
-    for (int o = 0, at = 0; o < p; ++o) {
+    std::int64_t at = 0;
+    for (int o = 0; o < p; ++o) {
       offset[static_cast<std::size_t>(o)] = at;
-      at += static_cast<int>(o == me ? n_ : count(from_[static_cast<std::size_t>(o)]));
+      at += o == me ? n_ : count(from_[static_cast<std::size_t>(o)]);
     }
     std::vector<Tensor> got(static_cast<std::size_t>(p)), sent(static_cast<std::size_t>(p));
     std::vector<rt::Work> work;

@@ -48,7 +48,7 @@ void grid(Fn&& fn) {
 }  // namespace
 
 TEST_CASE("masks: ring attention in every layout matches the reference to 1e-12") {
-  for (const char* layout : {"contiguous", "zigzag", "striped"}) {
+  for (const char* layout : {"contiguous", "zigzag", "striped", "balanced"}) {
     CAPTURE(layout);
     grid([&](const MaskCase& m, int degree, bool gqa) {
       expect_exact(config("ring", {{"layout", layout}}, degree, m.causal, gqa, models::Scope::attention), m);
@@ -63,7 +63,7 @@ TEST_CASE("masks: ulysses, allgather_kv (both exchanges), usp and rsa match the 
                         models::Scope::attention),
                  m);
     expect_exact(config("allgather_kv", {}, degree, m.causal, gqa, models::Scope::attention), m);
-    for (const char* layout : {"zigzag", "balanced"})
+    for (const char* layout : {"contiguous", "zigzag", "balanced"})
       expect_exact(config("allgather_kv", {{"layout", layout}, {"kv_exchange", "needed"}}, degree, m.causal, gqa,
                           models::Scope::attention),
                    m);
@@ -71,12 +71,35 @@ TEST_CASE("masks: ulysses, allgather_kv (both exchanges), usp and rsa match the 
                         models::Scope::attention),
                  m);
     if (degree % 2 == 0)
-      expect_exact(config("usp",
-                          {{"ulysses_degree", "2"}, {"layout", "zigzag"},
-                           {"kv_replication", gqa && degree == 8 ? "replicate" : "none"}},
-                          degree, m.causal, gqa, models::Scope::attention),
-                   m);
+      for (const char* layout : {"zigzag", "balanced"})
+        expect_exact(config("usp",
+                            {{"ulysses_degree", "2"}, {"layout", layout},
+                             {"kv_replication", gqa && degree == 8 ? "replicate" : "none"}},
+                            degree, m.causal, gqa, models::Scope::attention),
+                     m);
   });
+}
+
+// document_zigzag needs every document to divide by 2P: documents of 16, 8 and 24 at P = 2 and 4.
+TEST_CASE("masks: document_zigzag (ring, all-gather-KV, USP) matches the reference to 1e-12") {
+  const MaskCase docs{"document_causal, multiples of 2P", {16, 8, 24}, 0, true};
+  const MaskCase windowed{"document_causal with a window", {16, 8, 24}, 5, true};
+  for (const MaskCase* m : {&docs, &windowed})
+    for (int degree : {2, 4})
+      for (bool gqa : {false, true}) {
+        CAPTURE(m->name);
+        CAPTURE(degree);
+        CAPTURE(gqa);
+        expect_exact(config("ring", {{"layout", "document_zigzag"}}, degree, m->causal, gqa, models::Scope::attention),
+                     *m);
+        expect_exact(config("allgather_kv", {{"layout", "document_zigzag"}, {"kv_exchange", "needed"}}, degree,
+                            m->causal, gqa, models::Scope::attention),
+                     *m);
+        if (degree == 4)  // ring level of 2 groups: documents divide by 4
+          expect_exact(config("usp", {{"ulysses_degree", "2"}, {"layout", "document_zigzag"}}, degree, m->causal,
+                              gqa, models::Scope::attention),
+                       *m);
+      }
 }
 
 // The layer scope: the mask reaches attention through the whole layer (one strategy per family, P = 4).

@@ -584,7 +584,8 @@ TEST_CASE("layouts under masks partition the sequence into equal ascending share
 
 // The committed length distribution (configs/experiments/documents-*.json): exponential lengths, mean
 // 8192, at most 65536, seed 1, over 1M tokens. The balanced layout's busiest rank holds at most 5% more
-// unmasked area than the mean; contiguous and zigzag hold far more.
+// unmasked area than the mean (the issue's bound; it measures 1.0001, so the test holds it to 0.1%);
+// contiguous and zigzag hold far more.
 TEST_CASE("balanced layout: busiest / mean unmasked area <= 1.05 for P = 8 … 64") {
   models::DocumentDraw draw;
   draw.distribution = "exponential";
@@ -608,7 +609,7 @@ TEST_CASE("balanced layout: busiest / mean unmasked area <= 1.05 for P = 8 … 6
     const double balanced = ratio(strategies::Layout::balanced, p), zigzag = ratio(strategies::Layout::zigzag, p);
     MESSAGE("P = " << p << ": balanced " << balanced << ", zigzag " << zigzag << ", contiguous "
                    << ratio(strategies::Layout::contiguous, p));
-    CHECK(balanced <= 1.05);
+    CHECK(balanced <= 1.001);
     CHECK(zigzag > balanced);
   }
 }

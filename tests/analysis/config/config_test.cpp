@@ -7,6 +7,7 @@
 #include <climits>
 #include <fstream>
 #include <functional>
+#include <limits>
 
 #include "analysis/config/document.hpp"
 #include "analysis/config/model.hpp"
@@ -558,6 +559,11 @@ TEST_CASE("workload.mask: kinds, documents as lengths or a distribution, a windo
   const auto padded = parse(Json{{"kind", "document_causal"},
                                  {"documents", {{"distribution", "uniform"}, {"max_len", 20}, {"pad_to", 8}}}});
   for (const auto len : padded.bounds.document_lengths()) CHECK(len % 8 == 0);
+  // Lengths near 2^63 rounded up to pad_to without overflowing: one document of seq_len.
+  constexpr std::int64_t huge = std::numeric_limits<std::int64_t>::max();
+  CHECK(parse(Json{{"kind", "document_causal"},
+                   {"documents", {{"distribution", "uniform"}, {"min_len", huge}, {"max_len", huge}, {"pad_to", 2}}}})
+            .bounds.document_lengths() == std::vector<std::int64_t>{32});
   const auto expo = parse(Json{{"kind", "document_causal"},
                                {"documents", {{"distribution", "exponential"}, {"mean_len", 4}, {"max_len", 12}}}});
   for (const auto len : expo.bounds.document_lengths()) CHECK((len >= 1 && len <= 12));
@@ -606,7 +612,7 @@ TEST_CASE("bad workload.mask specs name the key, the value and the valid choices
          d["workload"]["mask"] = Json{{"kind", "document_causal"},
                                       {"documents", {{"distribution", "uniform"}, {"max_len", 8}}}};
        },
-       "workload.mask.documents", {"1073741824 documents is more than spsim handles (1048576)", "min_len"}},
+       "workload.mask.documents", {"1073741825 documents is more than spsim handles (65536)", "min_len"}},
       {"window on a causal kind", set(Json{{"kind", "causal"}, {"window", 4}}), "workload.mask.window",
        {"sliding_window"}},
       {"documents on a window kind", set(Json{{"kind", "sliding_window"}, {"window", 4}, {"documents", {32}}}),
