@@ -70,13 +70,13 @@ TEST_CASE("masks: ulysses, allgather_kv (both exchanges), usp and rsa match the 
     expect_exact(config("rsa", {{"grad_reduction", "reduce_scatter"}}, degree, m.causal, gqa,
                         models::Scope::attention),
                  m);
-    if (degree % 2 == 0)
-      for (const char* layout : {"zigzag", "balanced"})
-        expect_exact(config("usp",
-                            {{"ulysses_degree", "2"}, {"layout", layout},
-                             {"kv_replication", gqa && degree == 8 ? "replicate" : "none"}},
-                            degree, m.causal, gqa, models::Scope::attention),
-                     m);
+    // USP: Ulysses over 2 ranks (3 at P = 3: one ring group), the ring over the rest.
+    for (const char* layout : {"zigzag", "balanced"})
+      expect_exact(config("usp",
+                          {{"ulysses_degree", degree == 3 ? "3" : "2"}, {"layout", layout},
+                           {"kv_replication", gqa && degree == 8 ? "replicate" : "none"}},
+                          degree, m.causal, gqa, models::Scope::attention),
+                   m);
   });
 }
 
