@@ -73,11 +73,6 @@ namespace {
 
 using Run = Positions::Run;
 
-[[nodiscard]] std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  const std::int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
 }  // namespace
 
 AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, double fraction) {

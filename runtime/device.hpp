@@ -36,7 +36,7 @@ struct Mask {
   const MaskBounds* bounds = nullptr;   // nullptr or inactive: no bounds
 
   // Some pair may be masked: rows and cols are needed.
-  [[nodiscard]] bool masked() const { return causal || (bounds != nullptr && bounds->active()); }
+  [[nodiscard]] bool masked() const { return causal || bounded(); }
   // Bounds beyond causality (documents or a window).
   [[nodiscard]] bool bounded() const { return bounds != nullptr && bounds->active(); }
   [[nodiscard]] bool allowed(std::int64_t r, std::int64_t c) const {

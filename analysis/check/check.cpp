@@ -244,7 +244,8 @@ std::string render_check(const CheckResult& r) {
                     options_text(r.options) + (layer.empty() ? "), P = " : "), cp = ") + std::to_string(r.degree) +
                     ", scope " +
                     (r.scope == models::Scope::layer ? "layer" : "attention") + ", " +
-                    (r.mask.empty() ? std::string() : "mask " + r.mask + ", ") + std::string(rt::dtype_name(r.dtype)) + ", tolerance " + sci(r.tolerance) + "\n\n";
+                    (r.mask.empty() ? std::string() : "mask " + r.mask + ", ") +
+                    std::string(rt::dtype_name(r.dtype)) + ", tolerance " + sci(r.tolerance) + "\n\n";
   out += t.to_text();
   out += "\n";  // appended separately: GCC 12 -O3 warns (-Wrestrict, a false positive) on "\n" + string&&
   out += (failed == 0 ? std::string("PASS: all ") + std::to_string(r.tensors.size()) +

@@ -51,8 +51,6 @@ void check_schema_version(const JsonObject& root) {
                                            "; this spsim reads version " + std::to_string(schema::version));
 }
 
-// workload.mask → the causal direction and the bounds (documents, window). `causal` is
-// workload.causal when given (it must agree with the mask's kind).
 // At most this many documents: a block's mask is counted per document it spans, so the count bounds
 // the cost of every masked block (a striped rank spans them all).
 constexpr std::int64_t kMaxDocuments = std::int64_t{1} << 16;
@@ -115,6 +113,8 @@ std::vector<std::int64_t> parse_documents(const JsonObject& mask, std::int64_t s
   return models::draw_document_lengths(draw, seq_len);
 }
 
+// workload.mask → the causal direction and the bounds (documents, window). `causal` is
+// workload.causal when given (it must agree with the mask's kind).
 void parse_mask(const JsonObject& w, models::Workload& out) {
   const bool causal_given = w.has("causal");
   if (!w.has("mask")) {

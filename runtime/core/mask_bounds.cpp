@@ -12,14 +12,6 @@ namespace {
 
 using Run = Positions::Run;
 
-[[nodiscard]] std::int64_t floor_div(std::int64_t a, std::int64_t b) {  // b > 0
-  const std::int64_t q = a / b;
-  return (a % b != 0 && a < 0) ? q - 1 : q;
-}
-[[nodiscard]] std::int64_t ceil_div(std::int64_t a, std::int64_t b) {  // b > 0
-  return -floor_div(-a, b);
-}
-
 // The part of run r inside [lo, hi) (a run again; count 0 when empty).
 [[nodiscard]] Run clip(const Run& r, std::int64_t lo, std::int64_t hi) {
   if (r.count <= 0 || hi <= lo) return {r.first, r.stride, 0};

@@ -37,10 +37,6 @@ __extension__ using Wide = unsigned __int128;
   return sum;
 }
 
-[[nodiscard]] std::int64_t ceil_div(std::int64_t a, std::int64_t b) {  // a > 0, b > 0
-  return (a + b - 1) / b;
-}
-
 }  // namespace
 
 Positions::Positions(std::initializer_list<std::int64_t> list)

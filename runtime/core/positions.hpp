@@ -62,6 +62,15 @@ class Positions {
   bool ascending_ = true;
 };
 
+// ⌊a / b⌋ and ⌈a / b⌉ for b > 0 and a of either sign (C++'s / rounds toward zero).
+[[nodiscard]] inline std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  const std::int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+[[nodiscard]] inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return -floor_div(-a, b);
+}
+
 // The number of pairs (r, c), r in `rows`, c in `cols`, with c ≤ r: a causal mask's allowed pairs.
 [[nodiscard]] std::int64_t causal_pairs(const Positions& rows, const Positions& cols);
 // The same for one run of each.

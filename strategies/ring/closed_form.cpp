@@ -48,8 +48,8 @@ RingLevel::RingLevel(const StepConfig& c, const Hardware& hw, int u, std::int64_
       bkv_(c.workload.batch * c.model.kv_heads * kv_replication / u),
       d_(c.model.head_dim) {
   const auto layout = parse_layout(c.options.at("layout"));
-  for (int owner = 0; owner < p_; ++owner)
-    positions_.push_back(layout_runs(layout, owner, p_, models::attention_problem(c.model, c.workload)));
+  const models::AttnProblem problem = models::attention_problem(c.model, c.workload);
+  for (int owner = 0; owner < p_; ++owner) positions_.push_back(layout_runs(layout, owner, p_, problem));
   // Ring group j: SP ranks j, u+j, 2u+j, …; every group passes at once, each on its own hops.
   for (int j = 0; p_ > 1 && j < u; ++j) {
     std::vector<int> group;

@@ -8,12 +8,14 @@
 #include <vector>
 
 #include "runtime/core/types.hpp"
+#include "tests/runtime/position_lists.hpp"
 
 using namespace spsim::rt;
 
 namespace {
 
-using List = std::vector<std::int64_t>;
+using test::List;
+using test::run_list;
 
 // The definition, pair by pair: causal direction, same document (documents laid end to end from 0),
 // |q − k| < window.
@@ -36,12 +38,6 @@ std::int64_t brute(const List& rows, const List& cols, bool causal, const List& 
       ++n;
     }
   return n;
-}
-
-List run_list(std::int64_t first, std::int64_t stride, std::int64_t count) {
-  List l;
-  for (std::int64_t i = 0; i < count; ++i) l.push_back(first + i * stride);
-  return l;
 }
 
 }  // namespace

@@ -8,24 +8,20 @@
 #include <vector>
 
 #include "runtime/core/types.hpp"
+#include "tests/runtime/position_lists.hpp"
 
 using namespace spsim::rt;
 
 namespace {
 
-using List = std::vector<std::int64_t>;
+using test::List;
+using test::run_list;
 
 std::int64_t brute_pairs(const List& rows, const List& cols) {
   std::int64_t n = 0;
   for (auto r : rows)
     for (auto c : cols) n += c <= r ? 1 : 0;
   return n;
-}
-
-List run_list(std::int64_t first, std::int64_t stride, std::int64_t count) {
-  List l;
-  for (std::int64_t i = 0; i < count; ++i) l.push_back(first + i * stride);
-  return l;
 }
 
 }  // namespace
