@@ -1,6 +1,10 @@
 // `spsim simulate CONFIG [--json] [--trace FILE]`: predicted step time, breakdown and memory of a strategy.
 #include "analysis/simulate/simulate.hpp"
 
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 
 #include "analysis/report/json.hpp"
@@ -17,7 +21,15 @@ struct SimulateArgs {
   std::string trace;
   std::string cluster;
   std::string max_memory;
+  bool progress = false;
 };
+
+// One line per stage on stderr, with the seconds since the command started.
+void show_stage(std::chrono::steady_clock::time_point started, const std::string& stage) {
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
+  std::fprintf(stderr, "[%7.1f s] %s\n", elapsed.count(), stage.c_str());
+  std::fflush(stderr);
+}
 }  // namespace
 
 Action add_simulate(CLI::App& app) {
@@ -41,11 +53,17 @@ Action add_simulate(CLI::App& app) {
   sub->add_option("--trace", args->trace,
                   "write a Chrome trace (open in https://ui.perfetto.dev: one process per rank, one thread\n"
                   "per stream); overrides simulation.trace_out of the config");
+  sub->add_flag("--progress", args->progress,
+                "print each stage (tracing, replaying, summarising) with the elapsed time on stderr; on by\n"
+                "default when stderr is a terminal");
   return [args]() -> int {
+    const auto started = std::chrono::steady_clock::now();
     const auto config = analysis::load_config(args->config, {args->cluster});
     analysis::SimulateOptions options;
     options.chrome_trace = args->trace;
     options.memory_limit = rt::host_memory_limit(max_memory(args->max_memory));
+    if (args->progress || isatty(STDERR_FILENO) == 1)
+      options.progress = [started](const std::string& stage) { show_stage(started, stage); };
     const auto summary = analysis::simulate(config, options);
     if (args->json)
       std::cout << analysis::simulation_json(config, summary);

@@ -2,9 +2,9 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
+#include "sim/callback.hpp"
 #include "sim/time.hpp"
 
 namespace spsim::sim {
@@ -15,7 +15,7 @@ namespace spsim::sim {
 // every component receives the Engine it schedules on. Not thread-safe (one simulation per thread).
 class Engine {
  public:
-  using Callback = std::function<void()>;
+  using Callback = sim::Callback;  // move-only; small captures inline (callback.hpp)
   // Names one scheduled event, for cancel(). A default EventId names none.
   struct EventId {
     std::uint32_t slot = 0, generation = 0;  // generation 0: none

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 #include <variant>
 
 #include "analysis/config/cluster.hpp"
@@ -96,15 +97,16 @@ void phase_times(const RankTrace& trace, const sim::RankTimeline& timeline, SimS
 }
 
 void algorithm_names(std::span<const RankTrace> traces, const sim::ReplayResult& res, SimSummary& s) {
-  std::map<std::string, std::set<std::string>> used;
+  // Distinct (kind, algorithm, protocol) first, as numbers: a large replay has millions of comm ops.
+  std::set<std::tuple<rt::CommKind, int, sim::Protocol>> seen;
   for (std::size_t r = 0; r < traces.size(); ++r)
-    for (const auto& c : res.ranks[r].comm) {
-      const auto& op = std::get<rt::trace::CommOp>(traces[r].records[c.record]);
-      const std::string algo =
-          c.algorithm >= 0 ? res.algorithms[static_cast<std::size_t>(c.algorithm)] : "p2p";
-      used[std::string(rt::trace::comm_kind_name(op.kind))].insert(algo + "/" +
-                                                                   sim::protocol_name(c.protocol));
-    }
+    for (const auto& c : res.ranks[r].comm)
+      seen.emplace(std::get<rt::trace::CommOp>(traces[r].records[c.record]).kind, c.algorithm, c.protocol);
+  std::map<std::string, std::set<std::string>> used;
+  for (const auto& [kind, algorithm, protocol] : seen) {
+    const std::string algo = algorithm >= 0 ? res.algorithms[static_cast<std::size_t>(algorithm)] : "p2p";
+    used[std::string(rt::trace::comm_kind_name(kind))].insert(algo + "/" + sim::protocol_name(protocol));
+  }
   for (const auto& [kind, names] : used) {
     std::string joined;
     for (const auto& n : names) joined += (joined.empty() ? "" : ", ") + n;
@@ -167,11 +169,24 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
   const auto mode = cfg.simulation.network;
   const rt::MemoryLimit limit = options.memory_limit ? *options.memory_limit : rt::host_memory_limit();
   check_trace_memory(cfg, limit);
+  const auto stage = [&](const std::string& what) {
+    if (options.progress) options.progress(what);
+  };
+  stage("tracing the step on " + std::to_string(cfg.world()) + " ranks");
   const auto traces = rt::in_stage("tracing the step", [&] { return trace_config(cfg, limit.bytes / 2); });
   check_replay_memory(traces, limit);
-  const auto res = rt::in_stage(
-      "replaying the step", [&] { return sim::replay(traces, cluster, mode, model, replay_options(cfg)); });
+  // The memory curve (issue times, a point per Alloc/Free on every rank) is only drawn in a Chrome trace.
+  std::string where;
+  const auto path = trace_path(cfg, options, where);
+  sim::ReplayOptions replay_opts = replay_options(cfg);
+  replay_opts.issue_times = !path.empty();
+  std::size_t records = 0;
+  for (const auto& t : traces) records += t.records.size();
+  stage("replaying " + std::to_string(records) + " records on " + cluster.config().name);
+  const auto res = rt::in_stage("replaying the step",
+                                [&] { return sim::replay(traces, cluster, mode, model, replay_opts); });
 
+  stage("summarising " + std::to_string(res.events) + " events");
   SimSummary s;
   s.step_time_s = res.makespan.seconds();
   s.events = res.events;
@@ -184,7 +199,7 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
   std::vector<sim::MemoryProfile> memory;
   for (std::size_t r = 0; r < traces.size(); ++r) {
     const auto& tl = res.ranks[r];
-    memory.push_back(sim::memory_profile(traces[r], tl.issue));
+    memory.push_back(sim::memory_profile(traces[r], tl.issue, replay_opts.issue_times));
     std::map<std::string, double> by_kind;
     s.ranks.push_back(rank_summary(static_cast<int>(r), traces[r], tl, res.makespan, memory.back(), by_kind));
     for (const auto& [kind, bytes] : by_kind)
@@ -218,8 +233,6 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
       for (const auto& c : res.ranks[r].comm)
         options.bars->push_back({static_cast<int>(r), true, c.ready.seconds(), c.end.seconds()});
     }
-  std::string where;
-  const auto path = trace_path(cfg, options, where);
   if (!path.empty()) write_chrome_trace(path, where, traces, res, cluster, memory);
   return s;
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +73,10 @@ struct SimulateOptions {
   // the machine has free (rt::host_memory_limit): the traces may take half of it, the replay the rest.
   // Past it: a ResourceError.
   std::optional<rt::MemoryLimit> memory_limit;
+  // When set, called as each stage starts ("tracing the step on 1024 ranks", "replaying …",
+  // "summarising …"): `spsim simulate` shows them on a terminal (or with --progress), since a
+  // 1,000-GPU what-if takes a while.
+  std::function<void(const std::string& stage)> progress;
   // No Chrome trace at all (what a sweep point or a test wants).
   [[nodiscard]] static SimulateOptions without_trace_file() {
     SimulateOptions o;

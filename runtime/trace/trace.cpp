@@ -38,6 +38,10 @@ std::size_t Recorder::add(Record record) {
   return state_->trace.records.size() - 1;
 }
 
+void Recorder::reserve(std::size_t records) {
+  state_->trace.records.reserve(records);
+}
+
 void Recorder::add_group(const Group& group) {
   auto& groups = state_->trace.groups;
   if (std::ranges::none_of(groups, [&](const Group& g) { return g.id == group.id; })) groups.push_back(group);

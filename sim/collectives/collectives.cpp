@@ -326,8 +326,7 @@ void Collectives::start(const CollectiveCall& call, Done done, bool alone) {
   network_.engine().schedule_after(costs.base_latency, [run, alg] { alg->run(run); });
 }
 
-void Collectives::send(DeviceId src, DeviceId dst, double bytes, Protocol protocol,
-                       std::function<void()> done) {
+void Collectives::send(DeviceId src, DeviceId dst, double bytes, Protocol protocol, Network::Done done) {
   const Cluster& cluster = network_.cluster();
   if (const auto& fit = cluster.config().collective_fits[static_cast<std::size_t>(CommKind::sendrecv)]) {
     network_.engine().schedule_after(fitted_time(*fit, CommKind::sendrecv, bytes), std::move(done));

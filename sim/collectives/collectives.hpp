@@ -48,7 +48,7 @@ class Collectives {
 
   // A point-to-point message (replay's send/recv pairs) with `protocol`'s per-step costs, or the
   // cluster's measured sendrecv fit when it has one (sim/collectives/fitted.hpp).
-  void send(DeviceId src, DeviceId dst, double bytes, Protocol protocol, std::function<void()> done);
+  void send(DeviceId src, DeviceId dst, double bytes, Protocol protocol, Network::Done done);
   // The uncontended time of that message in seconds (the closed forms' ring pass): protocol base and
   // step latency of the route's link class + route latency + bytes / (efficiency × bottleneck
   // bandwidth); 0 to oneself. (A measured sendrecv fit is not consulted.)

@@ -5,7 +5,7 @@
 
 namespace spsim::sim {
 
-MemoryProfile memory_profile(const rt::trace::RankTrace& trace, std::span<const Time> issue_time) {
+MemoryProfile memory_profile(const rt::trace::RankTrace& trace, std::span<const Time> issue_time, bool curve) {
   MemoryProfile out;
   std::uint64_t live = 0;
   for (std::size_t i = 0; i < trace.records.size(); ++i) {
@@ -21,7 +21,7 @@ MemoryProfile memory_profile(const rt::trace::RankTrace& trace, std::span<const 
     } else {
       continue;
     }
-    out.curve.push_back({i < issue_time.size() ? issue_time[i] : Time{}, live});
+    if (curve) out.curve.push_back({i < issue_time.size() ? issue_time[i] : Time{}, live});
   }
   out.end_bytes = live;
   return out;

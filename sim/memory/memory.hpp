@@ -33,7 +33,8 @@ struct MemoryProfile {
 };
 
 // `issue_time[i]` is when record i was issued (replay's RankTimeline::issue); empty: all at time 0.
+// Without `curve` only the peak and end are kept (the curve holds a point per Alloc/Free).
 [[nodiscard]] MemoryProfile memory_profile(const rt::trace::RankTrace& trace,
-                                           std::span<const Time> issue_time = {});
+                                           std::span<const Time> issue_time = {}, bool curve = true);
 
 }  // namespace spsim::sim

@@ -29,32 +29,35 @@ void FlowNetwork::transfer(DeviceId src, DeviceId dst, double bytes, Done done,
     });
     return;
   }
-  const std::vector<LinkId>* links = &route.links;
-  engine_.schedule_after(latency, [this, links, wire, done = std::move(done)]() mutable {
-    start_flow(links, wire, std::move(done));
-  });
+  // The flow's slot holds `done` from now on, so the latency event carries only the slot's index
+  // (and needs no allocation of its own).
+  const std::uint32_t slot = new_slot();
+  Flow& f = flows_[slot];
+  f.links = &route.links;
+  f.remaining = wire;
+  f.done = std::move(done);
+  engine_.schedule_after(latency, [this, slot] { start_flow(slot); });
 }
 
-void FlowNetwork::start_flow(const std::vector<LinkId>* links, double wire_bytes, Done done) {
-  std::uint32_t slot;
+std::uint32_t FlowNetwork::new_slot() {
   if (!free_slots_.empty()) {
-    slot = free_slots_.back();
+    const std::uint32_t slot = free_slots_.back();
     free_slots_.pop_back();
-  } else {
-    slot = static_cast<std::uint32_t>(flows_.size());
-    flows_.emplace_back();
-    flow_mark_.push_back(0);
+    return slot;
   }
+  flows_.emplace_back();
+  flow_mark_.push_back(0);
+  return static_cast<std::uint32_t>(flows_.size() - 1);
+}
+
+void FlowNetwork::start_flow(std::uint32_t slot) {
   Flow& f = flows_[slot];
-  f.links = links;
-  f.remaining = wire_bytes;
   f.rate = 0;  // forces a schedule in recompute()
   f.updated = engine_.now();
   f.active = true;
-  f.done = std::move(done);
   ++active_;
-  for (LinkId l : *links) link_flows_[static_cast<std::size_t>(l)].push_back(slot);
-  defer_recompute(*links);
+  for (LinkId l : *f.links) link_flows_[static_cast<std::size_t>(l)].push_back(slot);
+  defer_recompute(*f.links);
 }
 
 void FlowNetwork::defer_recompute(const std::vector<LinkId>& links) {

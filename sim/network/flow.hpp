@@ -36,7 +36,8 @@ class FlowNetwork final : public Network {
     Done done;
   };
 
-  void start_flow(const std::vector<LinkId>* links, double wire_bytes, Done done);
+  [[nodiscard]] std::uint32_t new_slot();  // an inactive flow slot, reused or new
+  void start_flow(std::uint32_t slot);       // the slot's latency has passed: join the active flows
   void complete(std::uint32_t slot);
   void recompute(const std::vector<LinkId>& seeds);
   // Marks `links` for the recompute that runs once all events of this instant have: the flows that

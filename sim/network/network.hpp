@@ -37,7 +37,7 @@ struct NetworkStats {
 // latency. Bytes may be fractional (a collective's n / P chunks), so closed forms hold exactly.
 class Network {
  public:
-  using Done = std::function<void()>;
+  using Done = Callback;  // move-only (sim/callback.hpp)
   virtual ~Network() = default;
   virtual void transfer(DeviceId src, DeviceId dst, double bytes, Done done,
                         const TransferOptions& options = {}) = 0;

@@ -36,7 +36,7 @@ struct RunningCompute {
   double remaining_ps = 0;       // work left, in picoseconds at the normal rate
   Time since{};                  // when remaining_ps was last brought up to date
   double stretch = 1;            // wall time per unit of work now: 1 or 1 + slowdown
-  std::uint64_t generation = 0;  // invalidates the finish event scheduled before a rate change
+  Engine::EventId finish;        // the op's end; cancelled and rescheduled when the rate changes
 };
 
 struct RankState {
@@ -62,6 +62,22 @@ struct PendingCollective {
 
 // A point-to-point channel message: (group, src, dst, tag, ordinal).
 using MessageKey = std::tuple<GroupId, int, int, int, std::uint64_t>;
+struct MessageKeyHash {
+  std::size_t operator()(const MessageKey& k) const noexcept {
+    // splitmix64's finaliser over the fields folded together: the keys differ in few bits.
+    std::uint64_t h = std::get<0>(k);
+    for (const std::uint64_t x : {static_cast<std::uint64_t>(static_cast<std::uint32_t>(std::get<1>(k))) << 32 |
+                                      static_cast<std::uint32_t>(std::get<2>(k)),
+                                  static_cast<std::uint64_t>(static_cast<std::uint32_t>(std::get<3>(k))),
+                                  std::get<4>(k)}) {
+      h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+      h ^= h >> 31;
+    }
+    return static_cast<std::size_t>(h);
+  }
+};
 struct Message {
   bool arrived = false;
   int waiting_rank = -1;  // the receiver, once its op is ready
@@ -88,7 +104,7 @@ class Replayer {
     for (std::size_t r = 0; r < traces.size(); ++r) {
       ranks_[r].trace = &traces[r];
       ranks_[r].device = cluster.gpus()[r];
-      result_.ranks[r].issue.assign(traces[r].records.size(), Time{});
+      if (options.issue_times) result_.ranks[r].issue.assign(traces[r].records.size(), Time{});
     }
   }
 
@@ -112,7 +128,7 @@ class Replayer {
     const auto& records = s.trace->records;
     while (s.cursor < records.size() && s.blocked_on == kNone) {
       const std::size_t i = s.cursor++;
-      timeline(r).issue[i] = engine_.now();
+      if (options_.issue_times) timeline(r).issue[i] = engine_.now();
       if (const auto* op = std::get_if<ComputeOp>(&records[i])) {
         if (op->skipped) continue;
         s.compute_queue.push_back(i);
@@ -164,11 +180,11 @@ class Replayer {
 
   void schedule_compute_end(int r) {
     RunningCompute& run = state(r).running;
-    const std::uint64_t gen = ++run.generation;
     const auto wall = static_cast<std::int64_t>(std::llround(run.remaining_ps * run.stretch));
-    engine_.schedule_at(engine_.now() + Time::ps(wall), [this, r, gen] {
-      if (state(r).running.generation == gen) end_compute(r);
-    });
+    // A stale end left in the queue would only be skipped when it came up; every comm start and end
+    // during a long kernel left one, and the queue grew with them.
+    engine_.cancel(run.finish);
+    run.finish = engine_.schedule_at(engine_.now() + Time::ps(wall), [this, r] { end_compute(r); });
   }
 
   // The comm stream of `r` started or stopped a kernel: bring the running compute op's progress up
@@ -408,7 +424,7 @@ class Replayer {
   std::unordered_map<GroupId, std::vector<int>> groups_;
   std::vector<RankState> ranks_;
   std::map<std::pair<GroupId, std::uint64_t>, PendingCollective> pending_collectives_;
-  std::map<MessageKey, Message> messages_;
+  std::unordered_map<MessageKey, Message, MessageKeyHash> messages_;  // only lookups: order never matters
   ReplayResult result_;
 };
 

@@ -57,6 +57,9 @@ struct ReplayOptions {
   // nodes may simulate node 0's share (Collectives::start_alone; exact; with the analytical model
   // any such collective may). false: every transfer.
   bool fold_nodes = true;
+  // Keep RankTimeline::issue (when the host reached each record: the memory curve's times, 8 bytes a
+  // record). false leaves it empty: a simulate that writes no Chrome trace does not need it.
+  bool issue_times = true;
 };
 
 struct ComputeTiming {
@@ -75,7 +78,8 @@ struct CommTiming {
 };
 
 struct RankTimeline {
-  std::vector<Time> issue;             // per record: when the host cursor reached it
+  std::vector<Time> issue;             // per record: when the host cursor reached it (empty unless
+                                       // ReplayOptions::issue_times)
   std::vector<ComputeTiming> compute;  // launched ops, in stream order
   std::vector<CommTiming> comm;        // in stream order (= record order)
   Time finish{};                       // end of the rank's last op

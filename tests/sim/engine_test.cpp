@@ -1,12 +1,19 @@
-// Tests of the event engine: ordering, tie-breaking by insertion, determinism, and Time.
+// Tests of the event engine: ordering, tie-breaking by insertion, determinism, Time, and the events'
+// move-only Callback.
 #include "sim/engine.hpp"
+
+#include "sim/callback.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 using spsim::sim::Engine;
@@ -126,4 +133,68 @@ TEST_CASE("a duration past the clock's limit is bad input, not an overflow") {
   CHECK_THROWS_AS((void)Time::from_seconds(2e6), spsim::InputError);
   CHECK_THROWS_AS((void)Time::from_seconds(std::nan("")), spsim::InputError);
   CHECK_THROWS_AS((void)Time::from_us(1e13), spsim::InputError);
+}
+
+// ---- Callback (sim/callback.hpp): the events' move-only callable ----------------------------------
+
+namespace {
+// Counts live copies, so a test sees every construction matched by one destruction.
+struct Counted {
+  int* live;
+  int* calls;
+  explicit Counted(int* l, int* c) : live(l), calls(c) { ++*live; }
+  Counted(Counted&& o) noexcept : live(o.live), calls(o.calls) { ++*live; }
+  Counted(const Counted& o) : live(o.live), calls(o.calls) { ++*live; }
+  ~Counted() { --*live; }
+  void operator()() const { ++*calls; }
+};
+struct Big : Counted {
+  using Counted::Counted;
+  char pad[200] = {};  // past the inline buffer: kept on the heap
+};
+}  // namespace
+
+TEST_CASE_TEMPLATE("Callback calls its target, moves it along and destroys it exactly once", T, Counted, Big) {
+  using spsim::sim::Callback;
+  static_assert(!std::is_copy_constructible_v<Callback>);
+  int live = 0, calls = 0;
+  {
+    Callback a{T(&live, &calls)};
+    CHECK(live == 1);
+    CHECK(static_cast<bool>(a));
+    a();
+    CHECK(calls == 1);
+    Callback b = std::move(a);
+    CHECK(!a);  // NOLINT(bugprone-use-after-move): moved-from is empty, as documented
+    CHECK(live == 1);
+    b();
+    CHECK(calls == 2);
+    Callback c;
+    c = std::move(b);
+    CHECK(live == 1);
+    c = nullptr;
+    CHECK(live == 0);
+    CHECK(!c);
+    Callback d{T(&live, &calls)};
+    d = Callback{T(&live, &calls)};  // the old target goes, the new one stays
+    CHECK(live == 1);
+  }
+  CHECK(live == 0);
+  CHECK(calls == 2);
+}
+
+TEST_CASE("events keep large and move-only captures, and run each once") {
+  Engine e;
+  int live = 0, calls = 0;
+  auto owned = std::make_unique<int>(7);
+  int seen = 0;
+  e.schedule_at(Time::ps(5), [p = std::move(owned), &seen] { seen = *p; });  // move-only capture
+  e.schedule_at(Time::ps(3), Big(&live, &calls));
+  const Engine::EventId gone = e.schedule_at(Time::ps(4), Big(&live, &calls));
+  e.cancel(gone);  // its capture is destroyed at once
+  CHECK(live == 1);
+  CHECK(e.run() == 2);
+  CHECK(calls == 1);
+  CHECK(seen == 7);
+  CHECK(live == 0);
 }
