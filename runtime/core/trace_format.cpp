@@ -2,9 +2,10 @@
 #include "runtime/core/trace_format.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <map>
 #include <unordered_set>
+
+#include "runtime/core/hash.hpp"
 
 namespace spsim::rt::trace {
 
@@ -66,33 +67,24 @@ std::vector<Group> merge_groups(std::span<const RankTrace> traces) {
 
 namespace {
 
-// FNV-1a over the fields OpShapes compares (doubles by their bits: equal values hash alike unless
-// they are ±0, which at worst stores a shape twice).
+// The fields OpShapes compares.
 struct OpShapesHash {
   std::size_t operator()(const OpShapes& s) const {
-    std::uint64_t h = 1469598103934665603ULL;
-    const auto mix = [&h](std::uint64_t v) {
-      h ^= v;
-      h *= 1099511628211ULL;
-    };
-    const auto mix_double = [&mix](double v) { mix(std::bit_cast<std::uint64_t>(v)); };
+    WordHash h;
     for (const Shape& shape : s.operands) {
-      mix(shape.size());
-      for (const std::int64_t d : shape) mix(static_cast<std::uint64_t>(d));
+      h.add(shape.size());
+      for (const std::int64_t d : shape) h.add(static_cast<std::uint64_t>(d));
     }
     const KernelShapes& k = s.kernels;
-    mix(static_cast<std::uint64_t>(k.launches));
+    h.add(static_cast<std::uint64_t>(k.launches));
     if (const auto& a = k.attention) {
       for (const std::int64_t v : {a->bq, a->bk, a->sq, a->sk, a->d, a->dv, a->offset})
-        mix(static_cast<std::uint64_t>(v));
-      mix(static_cast<std::uint64_t>(a->mask));
-      mix(a->aux_bytes);
-      mix_double(a->fraction);
-      mix_double(a->active_rows);
+        h.add(static_cast<std::uint64_t>(v));
+      h.add(static_cast<std::uint64_t>(a->mask)).add(a->aux_bytes).add_double(a->fraction).add_double(a->active_rows);
     }
     for (const GemmShape& g : k.gemms)
-      for (const std::int64_t v : {g.batch, g.m, g.n, g.k}) mix(static_cast<std::uint64_t>(v));
-    return static_cast<std::size_t>(h);
+      for (const std::int64_t v : {g.batch, g.m, g.n, g.k}) h.add(static_cast<std::uint64_t>(v));
+    return h.value();
   }
 };
 

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/hash.hpp"
 #include "sim/compute/gemm_kernel.hpp"
 
 namespace spsim::sim {
@@ -33,15 +34,11 @@ struct LaunchKey {
 };
 struct LaunchHash {
   std::size_t operator()(const LaunchKey& k) const {
-    std::size_t h = 1469598103934665603ull;
-    const auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    rt::WordHash h;
     const auto& l = k.launch;
-    for (std::int64_t v : {l.bq, l.bk, l.sq, l.sk, l.d, l.dv, l.offset}) mix(static_cast<std::uint64_t>(v));
-    mix(static_cast<std::uint64_t>(l.mask));
-    mix(static_cast<std::uint64_t>(k.op_class));
-    mix(static_cast<std::uint64_t>(l.fraction * 1e12));
-    mix(static_cast<std::uint64_t>(k.bytes));
-    return h;
+    for (std::int64_t v : {l.bq, l.bk, l.sq, l.sk, l.d, l.dv, l.offset}) h.add(static_cast<std::uint64_t>(v));
+    h.add(static_cast<std::uint64_t>(l.mask)).add(static_cast<std::uint64_t>(k.op_class));
+    return h.add_double(l.fraction).add_double(k.bytes).value();
   }
 };
 }  // namespace

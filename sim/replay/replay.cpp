@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/hash.hpp"
 #include "sim/collectives/collectives.hpp"
 
 namespace spsim::sim {
@@ -64,18 +65,13 @@ struct PendingCollective {
 using MessageKey = std::tuple<GroupId, int, int, int, std::uint64_t>;
 struct MessageKeyHash {
   std::size_t operator()(const MessageKey& k) const noexcept {
-    // splitmix64's finaliser over the fields folded together: the keys differ in few bits.
-    std::uint64_t h = std::get<0>(k);
-    for (const std::uint64_t x : {static_cast<std::uint64_t>(static_cast<std::uint32_t>(std::get<1>(k))) << 32 |
-                                      static_cast<std::uint32_t>(std::get<2>(k)),
-                                  static_cast<std::uint64_t>(static_cast<std::uint32_t>(std::get<3>(k))),
-                                  std::get<4>(k)}) {
-      h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-      h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-      h ^= h >> 31;
-    }
-    return static_cast<std::size_t>(h);
+    return rt::WordHash()
+        .add(std::get<0>(k))
+        .add(static_cast<std::uint64_t>(static_cast<std::uint32_t>(std::get<1>(k))) << 32 |
+             static_cast<std::uint32_t>(std::get<2>(k)))
+        .add(static_cast<std::uint64_t>(static_cast<std::uint32_t>(std::get<3>(k))))
+        .add(std::get<4>(k))
+        .value();
   }
 };
 struct Message {
