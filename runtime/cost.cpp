@@ -344,6 +344,16 @@ OpCost gelu_backward(const Shape& x, DType dt) {
   return {OpClass::elementwise, 15 * elems(x), 2 * bytes_of(x, dt), bytes_of(x, dt)};
 }
 
+OpCost dropout(const Shape& x, DType dt, bool residual) {
+  const std::uint64_t xb = bytes_of(x, dt), mask = static_cast<std::uint64_t>(numel(x));
+  return {OpClass::elementwise, 13 * elems(x), residual ? 2 * xb : xb, xb + mask};
+}
+
+OpCost dropout_backward(const Shape& x, DType dt) {
+  const std::uint64_t xb = bytes_of(x, dt), mask = static_cast<std::uint64_t>(numel(x));
+  return {OpClass::elementwise, 2 * elems(x), xb + mask, xb};
+}
+
 OpCost swiglu(const Shape& x, DType dt) {
   return {OpClass::elementwise, 6 * elems(x), 2 * bytes_of(x, dt), bytes_of(x, dt)};
 }

@@ -148,6 +148,12 @@ struct Accumulated {
 // gelu backward dx = dy·(Φ(x) + x·φ(x)): Φ as above ≈ 8, φ = exp(−x²/2)/√(2π) ≈ 4, x·φ + Φ (2),
 // times dy (1) → 15 flops/elt. Reads x, dy; writes dx.
 [[nodiscard]] OpCost gelu_backward(const Shape& x, DType dt);
+// dropout y = residual + keep ⊙ x / (1 − p): the counter hash of dropout_mask.hpp (≈ 10 integer ops,
+// counted as flops), the compare, the scaling and the add → 13 flops/elt. Reads x (and the residual);
+// writes y and the keep mask, one byte per element (PyTorch's bool mask, saved for the backward).
+[[nodiscard]] OpCost dropout(const Shape& x, DType dt, bool residual);
+// dropout backward dx = keep ⊙ dy / (1 − p): 2 flops/elt. Reads dy and the byte mask; writes dx.
+[[nodiscard]] OpCost dropout_backward(const Shape& x, DType dt);
 // swiglu y = u σ(u) · v: σ = 1/(1 + exp(−u)) ≈ 4 (exp ≈ 2, add, divide), two products → 6 flops/elt.
 // Reads gate and up, writes y.
 [[nodiscard]] OpCost swiglu(const Shape& x, DType dt);

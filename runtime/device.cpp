@@ -3,6 +3,11 @@
 
 namespace spsim::rt {
 
+Tensor Device::empty_mask(std::int64_t n) {
+  const auto e = static_cast<std::int64_t>(dtype_bytes(dtype()));
+  return empty({(n + e - 1) / e});
+}
+
 Tensor Device::zeros(const Shape& shape) {
   Tensor t = empty(shape);
   fill(t, 0.0);

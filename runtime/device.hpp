@@ -60,6 +60,8 @@ class Device {
   [[nodiscard]] virtual Tensor empty(const Shape& shape) = 0;  // uninitialised
   [[nodiscard]] Tensor zeros(const Shape& shape);
   [[nodiscard]] Tensor empty_like(const Tensor& t) { return empty(t.shape()); }
+  // Room for a byte per element of an n-element tensor (a dropout mask), in elements of dtype().
+  [[nodiscard]] Tensor empty_mask(std::int64_t n);
   virtual void fill(Tensor& t, double value) = 0;
   // Host <-> device. Data-less backends (trace) accept and ignore values and return zeros from to_host.
   [[nodiscard]] virtual Tensor from_host(std::span<const double> values, const Shape& shape) = 0;
@@ -98,6 +100,14 @@ class Device {
   // ---- elementwise and layout ----------------------------------------------------------------
   virtual void add(const Tensor& a, const Tensor& b, Tensor& out, double alpha = 1.0, double beta = 1.0) = 0;
   virtual void scale(Tensor& x, double alpha) = 0;  // x *= alpha
+  // Inverted dropout (Srivastava et al. 2014): y = residual + keep ⊙ x / (1 − p), keep drawn per
+  // element from `seed` (runtime/core/dropout_mask.hpp) and written to `mask`, a byte per element of x
+  // (empty_mask(x.numel())), which the backward reads, as PyTorch keeps a bool tensor; residual may be
+  // undefined (y = the dropped x). With a residual it is Megatron-LM's fused bias-dropout-add. 0 <= p < 1.
+  virtual void dropout(const Tensor& x, const Tensor& residual, Tensor& y, Tensor& mask, double p,
+                       std::uint64_t seed) = 0;
+  // dx = keep ⊙ dy / (1 − p), keep read from the forward's mask.
+  virtual void dropout_backward(const Tensor& dy, const Tensor& mask, Tensor& dx, double p) = 0;
   [[nodiscard]] virtual Tensor slice(const Tensor& x, int dim, std::int64_t start, std::int64_t len) = 0;
   // dst[..., start:start+len, ...] (= or +=) src along `dim`.
   virtual void slice_assign(Tensor& dst, int dim, std::int64_t start, const Tensor& src,

@@ -81,6 +81,13 @@ void TimedDevice::layer_norm_backward(const Tensor& x, const Tensor& gamma, cons
   timed(OpClass::elementwise,
         [&] { inner_.layer_norm_backward(x, gamma, mean, rstd, dy, dx, dgamma, dbeta, accumulate_dx); });
 }
+void TimedDevice::dropout(const Tensor& x, const Tensor& residual, Tensor& y, Tensor& mask, double p,
+                          std::uint64_t seed) {
+  timed(OpClass::elementwise, [&] { inner_.dropout(x, residual, y, mask, p, seed); });
+}
+void TimedDevice::dropout_backward(const Tensor& dy, const Tensor& mask, Tensor& dx, double p) {
+  timed(OpClass::elementwise, [&] { inner_.dropout_backward(dy, mask, dx, p); });
+}
 void TimedDevice::gelu(const Tensor& x, Tensor& y) {
   timed(OpClass::elementwise, [&] { inner_.gelu(x, y); });
 }

@@ -117,6 +117,15 @@ void CpuDevice::layer_norm_backward(const Tensor& x, const Tensor& gamma, const 
   });
 }
 
+void CpuDevice::dropout(const Tensor& x, const Tensor& residual, Tensor& y, Tensor& mask, double p,
+                        std::uint64_t seed) {
+  dispatch([&](auto tag) { cpu::dropout<decltype(tag)>(x, residual, y, mask, p, seed); });
+}
+
+void CpuDevice::dropout_backward(const Tensor& dy, const Tensor& mask, Tensor& dx, double p) {
+  dispatch([&](auto tag) { cpu::dropout_backward<decltype(tag)>(dy, mask, dx, p); });
+}
+
 void CpuDevice::gelu(const Tensor& x, Tensor& y) {
   dispatch([&](auto tag) { cpu::gelu<decltype(tag)>(x, y); });
 }

@@ -89,6 +89,9 @@ class CudaDevice final : public Device {
   void layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
                            const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
                            bool accumulate_dx = false) override;
+  void dropout(const Tensor& x, const Tensor& residual, Tensor& y, Tensor& mask, double p,
+               std::uint64_t seed) override;
+  void dropout_backward(const Tensor& dy, const Tensor& mask, Tensor& dx, double p) override;
   void gelu(const Tensor& x, Tensor& y) override;
   void gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) override;
   void swiglu(const Tensor& gate, const Tensor& up, Tensor& y) override;

@@ -1,4 +1,6 @@
-// Elementwise kernels: fill, dtype conversion to/from fp64, axpby, scale, exact GeLU and SwiGLU with their backwards.
+// Elementwise kernels: fill, dtype conversion to/from fp64, axpby, scale, exact GeLU, SwiGLU and dropout with
+// their backwards.
+#include "runtime/core/dropout_mask.hpp"
 #include "runtime/cuda/detail/numeric.cuh"
 
 namespace spsim::rt::cuda_detail {
@@ -30,6 +32,28 @@ __global__ void axpby_kernel(const T* a, const T* b, T* out, Index n, Acc<T> alp
 template <class T>
 __global__ void scale_kernel(T* x, Index n, Acc<T> alpha) {
   SPSIM_GRID_STRIDE(i, n) x[i] = convert<T>(alpha * convert<Acc<T>>(x[i]));
+}
+
+// Inverted dropout, the mask drawn from the seed (runtime/core/dropout_mask.hpp: the CPU device's mask)
+// and stored a byte per element for the backward; residual may be null.
+template <class T>
+__global__ void dropout_kernel(const T* x, const T* residual, T* y, unsigned char* mask, Index n, double p,
+                               std::uint64_t seed) {
+  using A = Acc<T>;
+  const A keep_scale = static_cast<A>(1.0 / (1.0 - p));
+  SPSIM_GRID_STRIDE(i, n) {
+    const bool keep = dropout_keep(seed, static_cast<std::uint64_t>(i), p);
+    mask[i] = keep ? 1 : 0;
+    const A kept = keep ? convert<A>(x[i]) * keep_scale : A(0);
+    y[i] = convert<T>(residual != nullptr ? convert<A>(residual[i]) + kept : kept);
+  }
+}
+
+template <class T>
+__global__ void dropout_backward_kernel(const T* dy, const unsigned char* mask, T* dx, Index n, double p) {
+  using A = Acc<T>;
+  const A keep_scale = static_cast<A>(1.0 / (1.0 - p));
+  SPSIM_GRID_STRIDE(i, n) { dx[i] = convert<T>(mask[i] != 0 ? convert<A>(dy[i]) * keep_scale : A(0)); }
 }
 
 // Exact GeLU: y = x Φ(x), Φ(x) = (1 + erf(x / √2)) / 2.
@@ -128,6 +152,29 @@ void scale(DType dt, void* x, Index n, double alpha, cudaStream_t stream) {
     scale_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(static_cast<T*>(x), n, static_cast<Acc<T>>(alpha));
   });
   SPSIM_CUDA_CHECK_LAUNCH("scale_kernel");
+}
+
+void dropout(DType dt, const void* x, const void* residual, void* y, void* mask, Index n, double p,
+             std::uint64_t seed, cudaStream_t stream) {
+  if (n == 0) return;
+  dispatch(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    dropout_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(residual),
+                                                           static_cast<T*>(y), static_cast<unsigned char*>(mask), n,
+                                                           p, seed);
+  });
+  SPSIM_CUDA_CHECK_LAUNCH("dropout_kernel");
+}
+
+void dropout_backward(DType dt, const void* dy, const void* mask, void* dx, Index n, double p,
+                      cudaStream_t stream) {
+  if (n == 0) return;
+  dispatch(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    dropout_backward_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(
+        static_cast<const T*>(dy), static_cast<const unsigned char*>(mask), static_cast<T*>(dx), n, p);
+  });
+  SPSIM_CUDA_CHECK_LAUNCH("dropout_backward_kernel");
 }
 
 void gelu(DType dt, const void* x, void* y, Index n, cudaStream_t stream) {

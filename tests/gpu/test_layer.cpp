@@ -1,10 +1,12 @@
-// CudaDevice layer ops against loop references: linear (+backward), layer_norm (+backward), exact GeLU.
+// CudaDevice layer ops against loop references: linear (+backward), layer_norm (+backward), exact GeLU,
+// dropout.
 #ifdef SPSIM_WITH_CUDA
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <numbers>
 
+#include "runtime/core/dropout_mask.hpp"
 #include "runtime/cuda/cuda_device.hpp"
 #include "tests/gpu/fixture.hpp"
 #include "tests/gpu/reference.hpp"
@@ -148,6 +150,30 @@ TEST_CASE("gelu is x Phi(x) and its backward is Phi(x) + x phi(x)") {
                tdx = dev.empty({40});
     dev.gelu(tx, ty);
     dev.gelu_backward(tx, tdy, tdx);
+    check_close(dev.to_host(ty), y, dc.tol);
+    check_close(dev.to_host(tdx), dx, dc.tol);
+  }
+}
+
+TEST_CASE("dropout draws the mask of runtime/core/dropout_mask.hpp (the CPU device's); backward reads it") {
+  constexpr std::size_t n = 4096;
+  constexpr double p = 0.3;
+  constexpr std::uint64_t seed = 11;
+  for (const auto& dc : exact_dtypes()) {
+    CAPTURE(rt::dtype_name(dc.dtype));
+    rt::CudaDevice dev(dc.dtype, 0);
+    const Vec x = random_vec(n, 3), r = random_vec(n, 4), dy = random_vec(n, 5);
+    Vec y(n), dx(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool keep = rt::dropout_keep(seed, i, p);
+      y[i] = r[i] + (keep ? x[i] / (1 - p) : 0.0);
+      dx[i] = keep ? dy[i] / (1 - p) : 0.0;
+    }
+    const auto shape = rt::Shape{static_cast<std::int64_t>(n)};
+    rt::Tensor tx = dev.from_host(x, shape), tr = dev.from_host(r, shape), ty = dev.empty(shape),
+               tdy = dev.from_host(dy, shape), tdx = dev.empty(shape), mask = dev.empty_mask(shape[0]);
+    dev.dropout(tx, tr, ty, mask, p, seed);
+    dev.dropout_backward(tdy, mask, tdx, p);
     check_close(dev.to_host(ty), y, dc.tol);
     check_close(dev.to_host(tdx), dx, dc.tol);
   }

@@ -379,6 +379,51 @@ TEST_CASE_TEMPLATE("cpu gelu: exact erf form, backward vs finite differences", T
   check_close(dev.to_host(dx), want, cpu_test::fd_tolerance<T>());
 }
 
+TEST_CASE_TEMPLATE("cpu dropout: keeps about 1 − p, scales by 1/(1 − p), backward is its adjoint via the mask", T,
+                   float, double) {
+  CpuDevice dev(dtype_of<T>());
+  constexpr std::int64_t n = 20000;
+  constexpr double p = 0.25;
+  const Values hx = random_values(static_cast<std::size_t>(n), 40, 0.5, 1.5);  // never 0: a kept element is never 0 after scaling
+  const Values hr = random_values(static_cast<std::size_t>(n), 41);
+  Tensor x = dev.from_host(hx, {n}), r = dev.from_host(hr, {n}), y = dev.empty({n}), y_res = dev.empty({n});
+  // The mask: a byte per element, in elements of T (n / sizeof(T) of them).
+  Tensor mask = dev.empty_mask(n), mask2 = dev.empty_mask(n);
+  CHECK(mask.numel() == n / static_cast<std::int64_t>(sizeof(T)));
+  dev.dropout(x, Tensor(), y, mask, p, 7);
+  dev.dropout(x, r, y_res, mask2, p, 7);  // the same seed draws the same mask
+  const Values xs = dev.to_host(x), rs = dev.to_host(r), ys = dev.to_host(y), yrs = dev.to_host(y_res);
+  std::int64_t kept = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    if (ys[u] != 0) {
+      ++kept;
+      CHECK(ys[u] == doctest::Approx(xs[u] / (1 - p)).epsilon(cpu_test::tolerance<T>()));
+    }
+    CHECK(yrs[u] == doctest::Approx(rs[u] + ys[u]).epsilon(cpu_test::tolerance<T>()));
+  }
+  // Binomial(n, 0.75): mean 15000, standard deviation √(n p (1 − p)) ≈ 61; 5 σ either side.
+  const double nd = static_cast<double>(n);
+  CHECK(std::abs(static_cast<double>(kept) - nd * (1 - p)) < 5 * std::sqrt(nd * p * (1 - p)));
+  // Another seed draws another mask.
+  Tensor y2 = dev.empty({n});
+  dev.dropout(x, Tensor(), y2, mask2, p, 8);
+  CHECK(dev.to_host(y2) != ys);
+  // The backward is the forward's adjoint (a diagonal linear map): <dropout(x), dy> = <x, dropout_backward(dy)>.
+  const Values hdy = random_values(static_cast<std::size_t>(n), 42);
+  Tensor dy = dev.from_host(hdy, {n}), dx = dev.empty({n});
+  dev.dropout_backward(dy, mask, dx, p);  // mask2 holds seed 8's now: the backward reads `mask`
+  const Values dys = dev.to_host(dy);
+  CHECK(cpu_test::dot(ys, dys) == doctest::Approx(cpu_test::dot(xs, dev.to_host(dx))).epsilon(1e-4));
+  // p = 0 is the identity; p outside [0, 1) is refused.
+  dev.dropout(x, Tensor(), y2, mask2, 0.0, 7);
+  CHECK(dev.to_host(y2) == xs);
+  CHECK_THROWS_AS(dev.dropout(x, Tensor(), y2, mask2, 1.0, 7), RuntimeError);
+  CHECK_THROWS_AS(dev.dropout_backward(dy, mask, dx, -0.1), RuntimeError);
+  Tensor small = dev.empty_mask(n / 2);  // room for half the elements' bytes
+  CHECK_THROWS_AS(dev.dropout(x, Tensor(), y2, small, p, 7), RuntimeError);
+}
+
 TEST_CASE_TEMPLATE("cpu swiglu: u σ(u) v, backward vs finite differences in both operands", T, float, double) {
   CpuDevice dev(dtype_of<T>());
   Tensor u = dev.from_host(random_values(16, 40, -3.0, 3.0), {4, 4});

@@ -1,11 +1,14 @@
-// runtime/core/hash.hpp against published values.
+// runtime/core/hash.hpp and the dropout mask built on it, against published values and closed forms.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <set>
 
+#include "runtime/core/dropout_mask.hpp"
 #include "runtime/core/hash.hpp"
 
+using spsim::rt::dropout_hash;
+using spsim::rt::dropout_keep;
 using spsim::rt::mix64;
 using spsim::rt::WordHash;
 
@@ -14,6 +17,9 @@ TEST_CASE("mix64 is splitmix64's finaliser: the reference generator's first outp
   // are 0xE220A8397B1DCDAF and 0x6E789E6AA1B965F4.
   CHECK(mix64(0x9E3779B97F4A7C15ULL) == 0xE220A8397B1DCDAFULL);
   CHECK(mix64(2 * 0x9E3779B97F4A7C15ULL) == 0x6E789E6AA1B965F4ULL);
+  // dropout_hash(seed 0, i) is that generator's output i + 1.
+  CHECK(dropout_hash(0, 0) == 0xE220A8397B1DCDAFULL);
+  CHECK(dropout_hash(0, 1) == 0x6E789E6AA1B965F4ULL);
 }
 
 TEST_CASE("WordHash: equal keys hash alike, and keys a bit apart land apart") {
@@ -31,4 +37,15 @@ TEST_CASE("WordHash: equal keys hash alike, and keys a bit apart land apart") {
     }
   CHECK(full.size() == 4096);
   CHECK(low.size() > 2048);
+}
+
+TEST_CASE("dropout_keep: p = 0 keeps everything; the kept fraction is 1 − p") {
+  int kept = 0;
+  for (std::uint64_t i = 0; i < 10000; ++i) {
+    CHECK(dropout_keep(3, i, 0.0));
+    kept += dropout_keep(3, i, 0.1) ? 1 : 0;
+  }
+  // Binomial(10000, 0.9): mean 9000, standard deviation 30; 5 σ either side.
+  CHECK(kept > 9000 - 150);
+  CHECK(kept < 9000 + 150);
 }

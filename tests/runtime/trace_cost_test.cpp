@@ -155,6 +155,20 @@ TEST_CASE("memory-bound ops: bytes are inputs plus outputs in the dtype's size")
   CHECK(cost::swiglu_backward(x, DType::f32).bytes_written == 2 * 24 * 4);
 }
 
+TEST_CASE("dropout: reads its input (and the residual), writes the output and a byte of mask per element") {
+  // [2, 3, 4] = 24 elements in bf16: the mask is PyTorch's bool tensor, one byte each, written forward and
+  // read backward.
+  const Shape x{2, 3, 4};
+  CHECK(cost::dropout(x, DType::bf16, false).bytes_read == 24 * 2);
+  CHECK(cost::dropout(x, DType::bf16, false).bytes_written == 24 * 2 + 24);
+  CHECK(cost::dropout(x, DType::bf16, true).bytes_read == 2 * 24 * 2);  // fused with the residual add
+  CHECK(cost::dropout(x, DType::bf16, true).bytes_written == 24 * 2 + 24);
+  CHECK(cost::dropout_backward(x, DType::f32).bytes_read == 24 * 4 + 24);
+  CHECK(cost::dropout_backward(x, DType::f32).bytes_written == 24 * 4);
+  CHECK(cost::dropout(x, DType::bf16, true).op_class == OpClass::elementwise);
+  CHECK(cost::dropout_backward(x, DType::bf16).op_class == OpClass::elementwise);
+}
+
 TEST_CASE("linear is a gemm of 2 rows in out flops") {
   // x [10, 6], w [4, 6]: y = x wᵀ is 10*4 dot products of length 6.
   const OpCost l = cost::linear({10, 6}, {4, 6}, false, DType::f32);

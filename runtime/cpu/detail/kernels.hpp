@@ -116,6 +116,10 @@ template <class T>
 void layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
                          const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta, bool accumulate_dx);
 template <class T>
+void dropout(const Tensor& x, const Tensor& residual, Tensor& y, Tensor& mask, double p, std::uint64_t seed);
+template <class T>
+void dropout_backward(const Tensor& dy, const Tensor& mask, Tensor& dx, double p);
+template <class T>
 void gelu(const Tensor& x, Tensor& y);
 template <class T>
 void gelu_backward(const Tensor& x, const Tensor& dy, Tensor& dx);

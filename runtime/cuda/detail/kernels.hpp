@@ -35,6 +35,12 @@ void convert_to_f64(DType dt, const void* src, double* dst, Index n, cudaStream_
 void axpby(DType dt, const void* a, const void* b, void* out, Index n, double alpha, double beta,
            cudaStream_t stream);
 void scale(DType dt, void* x, Index n, double alpha, cudaStream_t stream);
+// y = residual + keep ⊙ x / (1 − p) (residual may be null), keep stored a byte per element in mask;
+// dx = keep ⊙ dy / (1 − p).
+void dropout(DType dt, const void* x, const void* residual, void* y, void* mask, Index n, double p,
+             std::uint64_t seed, cudaStream_t stream);
+void dropout_backward(DType dt, const void* dy, const void* mask, void* dx, Index n, double p,
+                      cudaStream_t stream);
 void gelu(DType dt, const void* x, void* y, Index n, cudaStream_t stream);
 void gelu_backward(DType dt, const void* x, const void* dy, void* dx, Index n, cudaStream_t stream);
 void swiglu(DType dt, const void* gate, const void* up, void* y, Index n, cudaStream_t stream);
