@@ -8,6 +8,7 @@
 #include <functional>
 #include <iostream>
 
+#include "analysis/check/check.hpp"
 #include "analysis/check/memory_estimate.hpp"
 #include "analysis/report/json.hpp"
 #include "analysis/run/backend.hpp"
@@ -68,6 +69,7 @@ Prepared prepare(const RunArgs& a, int world_size) {
   if (!a.cluster.empty()) cluster = analysis::load_cluster_argument(a.cluster);
   const rt::DType dtype = analysis::run_dtype(loaded);
   p.config = analysis::run_config(loaded, world_size, dtype, cluster);
+  if (a.verify) analysis::require_no_dropout(p.config, "run --verify");
   p.options = {a.iters, a.warmup, a.verify, a.sync};
   // The host memory of this node's processes: their inputs and (on CPUs) their tensors.
   const rt::MemoryLimit limit = rt::host_memory_limit(max_memory(a.max_memory));

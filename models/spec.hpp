@@ -24,6 +24,11 @@ struct ModelSpec {
   std::int64_t layers = 1;
   std::int64_t vocab = 0;
   Mlp mlp = Mlp::gelu;
+  // Dropout probabilities (Megatron-LM's --attention-dropout and --hidden-dropout; GPT-3-style training
+  // uses 0.1 for both, Llama-style 0): on the attention probabilities, and on the attention and MLP
+  // outputs before each residual add. 0 = none: no op is launched.
+  double attention_dropout = 0;
+  double hidden_dropout = 0;
 };
 
 enum class Scope : std::uint8_t { attention, layer, model };
@@ -52,10 +57,11 @@ struct AttnProblem {
   std::int64_t seq_len = 1;
   bool causal = false;
   rt::MaskBounds bounds = {};  // documents and sliding window on global positions
+  double dropout = 0;          // on the attention probabilities (ModelSpec::attention_dropout)
 };
 
 [[nodiscard]] inline AttnProblem attention_problem(const ModelSpec& m, const Workload& w) {
-  return AttnProblem{w.batch, m.heads, m.kv_heads, m.head_dim, w.seq_len, w.causal, w.bounds};
+  return AttnProblem{w.batch, m.heads, m.kv_heads, m.head_dim, w.seq_len, w.causal, w.bounds, m.attention_dropout};
 }
 
 }  // namespace spsim::models

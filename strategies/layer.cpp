@@ -24,6 +24,25 @@ std::vector<ParamShape> layer_param_shapes(const models::ModelSpec& m) {
   return out;
 }
 
+void HiddenDropout::add(rt::Device& dev, const Tensor& residual, const Tensor& branch, Tensor& y, int site) {
+  if (p_ == 0) {
+    dev.add(residual, branch, y);
+    return;
+  }
+  auto& mask = masks_.at(static_cast<std::size_t>(site));
+  mask = dev.empty_mask(branch.numel());
+  dev.dropout(branch, residual, y, mask, p_, seed(site));
+}
+
+Tensor HiddenDropout::branch_grad(rt::Device& dev, const Tensor& dy, int site) {
+  if (p_ == 0) return dy;
+  Tensor d = dev.empty(dy.shape());
+  auto& mask = masks_.at(static_cast<std::size_t>(site));
+  dev.dropout_backward(dy, mask, d, p_);
+  mask = Tensor();
+  return d;
+}
+
 namespace {
 constexpr double kLayerNormEps = 1e-5;
 constexpr std::array<int, 4> kSwapSeqHeads = {0, 2, 1, 3};  // [B, s, H, D] <-> [B, H, s, D]
@@ -38,10 +57,12 @@ SpLayer::SpLayer(LayerSetup setup, NamedTensors params)
       model_(std::move(setup.model)),
       batch_(setup.attention_problem.batch),
       params_(std::move(params)),
-      attention_(std::move(setup.attention)) {}
+      attention_(std::move(setup.attention)),
+      dropout_(model_.hidden_dropout) {}
 
 void SpLayer::forget() {
   saved_.reset();
+  dropout_.forget();
   attention_->forget();
 }
 
@@ -52,6 +73,7 @@ Tensor SpLayer::forward(const Tensor& x) {
   auto& P = params_;
   saved_ = std::make_unique<Saved>();
   Saved& sv = *saved_;
+  dropout_.next_round();
   sv.x = x.reshape({rows, model_.hidden});
   sv.h1 = dev_.empty(sv.x.shape());
   sv.mean1 = dev_.empty({rows});
@@ -72,7 +94,7 @@ Tensor SpLayer::forward(const Tensor& x) {
   Tensor a = dev_.empty({rows, model_.hidden});
   dev_.linear(sv.o2, P.at("wo"), P.at("bo"), a);
   sv.r1 = dev_.empty(a.shape());
-  dev_.add(sv.x, a, sv.r1);
+  dropout_.add(dev_, sv.x, a, sv.r1, 1);
   sv.h2 = dev_.empty(a.shape());
   sv.mean2 = dev_.empty({rows});
   sv.rstd2 = dev_.empty({rows});
@@ -90,7 +112,7 @@ Tensor SpLayer::forward(const Tensor& x) {
   Tensor f2 = dev_.empty(a.shape());
   dev_.linear(sv.g, P.at("w2"), P.at("b2"), f2);
   Tensor y = dev_.empty(a.shape());
-  dev_.add(sv.r1, f2, y);
+  dropout_.add(dev_, sv.r1, f2, y, 2);
   return y.reshape(x.shape());
 }
 
@@ -107,7 +129,7 @@ LayerGrads SpLayer::backward(const Tensor& dy_in, GradSink& sink) {
   const Tensor dy = dy_in.reshape({rows, model_.hidden});
   // MLP branch.
   Tensor dg = dev_.empty(sv.g.shape());
-  dev_.linear_backward(sv.g, P.at("w2"), dy, dg, W.at("w2"), W.at("b2"));
+  dev_.linear_backward(sv.g, P.at("w2"), dropout_.branch_grad(dev_, dy, 2), dg, W.at("w2"), W.at("b2"));
   final_grads({"w2", "b2"});
   Tensor df1 = dev_.empty(sv.f1.shape()), df3, dh2;
   if (model_.mlp == models::Mlp::swiglu) {
@@ -130,7 +152,7 @@ LayerGrads SpLayer::backward(const Tensor& dy_in, GradSink& sink) {
   final_grads({"ln2.gamma", "ln2.beta"});
   // Attention branch.
   Tensor do2 = dev_.empty(sv.o2.shape());
-  dev_.linear_backward(sv.o2, P.at("wo"), dr1, do2, W.at("wo"), W.at("bo"));
+  dev_.linear_backward(sv.o2, P.at("wo"), dropout_.branch_grad(dev_, dr1, 1), do2, W.at("wo"), W.at("bo"));
   final_grads({"wo", "bo"});
   Tensor d_o = dev_.permute(do2.reshape({batch_, s, model_.heads, hd}), kSwapSeqHeads)
                    .reshape({batch_ * model_.heads, s, hd});

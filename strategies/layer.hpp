@@ -2,13 +2,15 @@
 // `replicated` layer strategy (layer_strategy.hpp).
 //
 // The layer mirrors models/reference (same parameter names and shapes): x → LN1 → Q/K/V projections →
-// attention core (the strategy) → output projection → residual → LN2 → W1 → GeLU (SwiGLU: silu(W1) ⊙
-// W3) → W2 → residual.
+// attention core (the strategy) → output projection → (dropout →) residual → LN2 → W1 → GeLU (SwiGLU:
+// silu(W1) ⊙ W3) → W2 → (dropout →) residual.
 // Weights are replicated on every rank; each weight gradient is summed over every rank (the global
 // loss is the sum of the ranks' losses): handed to a GradSink the moment it is final, so that its
 // reduction overlaps the rest of backward as in DDP (strategies/grad_buckets.hpp).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +30,27 @@ struct ParamShape {
 [[nodiscard]] double layer_params(const models::ModelSpec& model);
 // Parameters of the whole model: layers × layer_params + vocab × hidden (embedding).
 [[nodiscard]] double model_parameters(const models::ModelSpec& model);
+
+// The residual adds of a layer with hidden dropout (ModelSpec::hidden_dropout = p): y = residual +
+// dropout(branch), Megatron-LM's fused bias-dropout-add (the bias is the linear's); a plain add when
+// p = 0. The mask (a byte per element) is kept from the forward's add to the backward's branch_grad:
+// the gradient into the branch, dropout's backward of dy (dy itself when p = 0). Each layer draws its
+// masks from `round` (one per forward) and the site (attention 1, MLP 2).
+class HiddenDropout {
+ public:
+  explicit HiddenDropout(double p) : p_(p) {}
+  void next_round() { ++round_; }
+  void add(rt::Device& dev, const rt::Tensor& residual, const rt::Tensor& branch, rt::Tensor& y, int site);
+  // Releases the site's mask.
+  [[nodiscard]] rt::Tensor branch_grad(rt::Device& dev, const rt::Tensor& dy, int site);
+  void forget() { masks_ = {}; }
+
+ private:
+  [[nodiscard]] std::uint64_t seed(int site) const { return round_ * 4 + static_cast<std::uint64_t>(site); }
+  double p_;
+  std::uint64_t round_ = 0;
+  std::array<rt::Tensor, 3> masks_;  // by site
+};
 
 // The `replicated` layer strategy (layer_strategy.hpp).
 class SpLayer final : public LayerStrategy {
@@ -49,6 +72,7 @@ class SpLayer final : public LayerStrategy {
   NamedTensors params_;
   std::unique_ptr<AttentionStrategy> attention_;
   std::unique_ptr<Saved> saved_;
+  HiddenDropout dropout_;
 };
 
 }  // namespace spsim::strategies

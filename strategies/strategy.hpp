@@ -88,6 +88,10 @@ struct StrategyInfo {
   std::function<std::vector<std::int64_t>(int rank, int degree, const models::AttnProblem&, const Options&)>
       positions;
   std::function<std::unique_ptr<AttentionStrategy>(StrategyContext)> create;
+  // Applies dropout to the attention probabilities (AttnProblem::dropout): true for an unfused attention
+  // that materialises them. A fused (flash) kernel draws its dropout mask inside the kernel, which spsim's
+  // kernel model does not cost, so a config with attention dropout is refused for the others.
+  bool attention_dropout = false;
   // Exactly one of closed_form / no_closed_form is set (Registry::add checks it): the model, or why
   // the family has none (shown in the comparison table). Likewise memory / no_memory.
   ClosedForm closed_form;

@@ -6,6 +6,7 @@
 #include <future>
 #include <limits>
 #include <mutex>
+#include <utility>
 
 #include "analysis/check/check_data.hpp"
 #include "analysis/check/memory_estimate.hpp"
@@ -174,6 +175,15 @@ bool CheckResult::pass() const {
   return true;
 }
 
+void require_no_dropout(const Config& cfg, const std::string& what) {
+  for (const auto& [key, p] : {std::pair{"attention_dropout", cfg.model.attention_dropout},
+                               std::pair{"hidden_dropout", cfg.model.hidden_dropout}})
+    if (p > 0)
+      throw InputError(std::string("model.") + key,
+                       what + " compares gradients with dropout off (a dropout mask is drawn per rank's tensor, "
+                              "not per global element, so no layout reproduces the reference's): set it to 0");
+}
+
 CheckResult run_check(const Config& cfg, const CheckOptions& options) {
   if (!cfg.sweep.empty())
     throw InputError("sweep", "check runs one configuration; this config sweeps " +
@@ -182,6 +192,7 @@ CheckResult run_check(const Config& cfg, const CheckOptions& options) {
   const auto& info = cfg.strategy.info();
   if (cfg.workload.scope == models::Scope::model)
     throw InputError("workload.scope", "'model' is not supported by check; valid choices: attention, layer");
+  require_no_dropout(cfg, "check");
   const rt::MemoryLimit limit = rt::host_memory_limit(options.max_memory);
   require_host_memory(
       rt::in_stage("estimating the memory", [&] { return check_memory_estimate(cfg, limit); }), limit, cfg,

@@ -47,6 +47,9 @@ struct CheckOptions {
 [[nodiscard]] strategies::StepConfig check_step_config(const Config& config);
 
 [[nodiscard]] CheckResult run_check(const Config& config, const CheckOptions& options = {});
+// Comparing with the reference needs dropout off: each rank draws the mask of its own tensors, so no
+// layout reproduces the reference's. Throws InputError at the model key (`what`: "check", "run --verify").
+void require_no_dropout(const Config& config, const std::string& what);
 
 [[nodiscard]] std::string render_check(const CheckResult& result);  // human table + summary
 

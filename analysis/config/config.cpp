@@ -367,6 +367,15 @@ void finalize(Config& c, const strategies::Registry& registry) {
   check_sizes(c);
   const strategies::StrategyInfo& info = *registry.find(c.strategy.name);
   c.strategy.options = registry.complete_options(info, c.strategy.options, "strategy.options");
+  if (c.model.attention_dropout > 0 && !info.attention_dropout) {
+    std::vector<std::string> with;
+    for (const auto& name : registry.names())
+      if (registry.find(name)->attention_dropout) with.push_back(name);
+    throw InputError("model.attention_dropout",
+                     "dropout on the attention probabilities is modelled only for an unfused attention that "
+                     "materialises them (strategy " + join_names(with) + "); '" + c.strategy.name +
+                         "' runs fused kernels: set model.attention_dropout to 0");
+  }
   const strategies::LayerInfo& layer = c.layer.info();
   c.layer.options = strategies::complete_layer_options(layer, c.layer.options, "layer.options");
   check_parallel_layout(c);

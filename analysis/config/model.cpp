@@ -20,7 +20,20 @@ struct ModelFields {
   std::string name = "custom";
   std::optional<std::int64_t> hidden, heads, kv_heads, head_dim, ffn_hidden, layers, vocab;
   std::optional<models::Mlp> mlp;
+  std::optional<double> attention_dropout, hidden_dropout;
 };
+
+// attention_dropout / hidden_dropout of a preset file or the config's model section: a probability.
+void read_dropout(const JsonObject& obj, ModelFields& fields) {
+  for (const auto& key : schema::dropout_keys) {
+    if (!obj.has(key)) continue;
+    const Json& v = obj.at(key);
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() < 1))
+      throw InputError(obj.path(key), "expected a probability >= 0 and < 1 (0.1 = drop one element in ten), got " +
+                                          describe_json(v));
+    (key == "attention_dropout" ? fields.attention_dropout : fields.hidden_dropout) = v.get<double>();
+  }
+}
 
 // `mlp` of a preset file or the config's model section.
 void read_mlp(const JsonObject& obj, ModelFields& fields) {
@@ -45,6 +58,7 @@ void read_dims(const JsonObject& obj, ModelFields& fields) {
   for (const auto& dim : schema::model_dims)
     if (obj.has(dim.key)) fields.*field_of(dim.key) = obj.integer(dim.key, dim.min);
   read_mlp(obj, fields);
+  read_dropout(obj, fields);
 }
 
 // Hugging Face key -> our field. Llama/BERT-style names first, GPT-2-style names as a fallback.
@@ -111,7 +125,7 @@ ModelFields read_preset(const std::string& name, const std::string& where) {
   }
   const fs::path file = config_dir() / "models" / (name + ".json");
   const Json doc = read_json_file(file, where);
-  std::vector<std::string> allowed = {"source", "mlp"};
+  std::vector<std::string> allowed = {"source", "mlp", "attention_dropout", "hidden_dropout"};
   for (const auto& dim : schema::model_dims) allowed.emplace_back(dim.key);
   const JsonObject obj(doc, file.string() + ":", allowed);
   (void)obj.string("source");  // every preset says where its numbers come from
@@ -138,6 +152,8 @@ models::ModelSpec finish(const ModelFields& f) {
   m.layers = f.layers.value_or(1);
   m.vocab = f.vocab.value_or(0);
   m.mlp = f.mlp.value_or(models::Mlp::gelu);
+  m.attention_dropout = f.attention_dropout.value_or(0);
+  m.hidden_dropout = f.hidden_dropout.value_or(0);
   return m;
 }
 

@@ -26,8 +26,12 @@ inline const std::vector<ModelDim> model_dims = {{"hidden", 1},   {"heads", 1}, 
                                                  {"head_dim", 1}, {"ffn_hidden", 1}, {"layers", 1},
                                                  {"vocab", 0}};
 inline const std::vector<std::string> mlp_kinds = {"gelu", "swiglu"};
-inline const std::vector<std::string> model_keys = {"preset",   "hf_config",  "hidden", "heads", "kv_heads",
-                                                    "head_dim", "ffn_hidden", "layers", "vocab", "mlp"};
+inline const std::vector<std::string> model_keys = {"preset",   "hf_config",  "hidden", "heads",
+                                                    "kv_heads", "head_dim",   "ffn_hidden", "layers",
+                                                    "vocab",    "mlp",        "attention_dropout",
+                                                    "hidden_dropout"};
+// Dropout probabilities in the model section, each a number in [0, 1).
+inline const std::vector<std::string> dropout_keys = {"attention_dropout", "hidden_dropout"};
 
 inline const std::vector<std::string> workload_keys = {"seq_len", "batch",  "dtype",     "causal",
                                                        "mask",    "scope",  "passes",    "recompute"};

@@ -16,6 +16,7 @@ enum class Kind : std::uint8_t {
   integer,
   unsigned_integer,
   positive_number,
+  probability,  // a number in [0, 1)
   text,
   choice,
   boolean,
@@ -58,6 +59,7 @@ std::vector<Settable> settable(const strategies::Registry& registry) {
   std::vector<Settable> out;
   out.push_back({"model.preset", Kind::choice, 0, model_preset_names()});
   out.push_back({"model.mlp", Kind::choice, 0, schema::mlp_kinds});
+  for (const auto& key : schema::dropout_keys) out.push_back({"model." + key, Kind::probability, 0, {}});
   for (const auto& dim : schema::model_dims)
     out.push_back({std::string("model.") + dim.key, Kind::integer, dim.min, {}});
   out.push_back({"workload.seq_len", Kind::integer, 1, {}});
@@ -194,6 +196,10 @@ void check_value(const Settable& s, const Json& value, const std::string& where,
       return;
     case Kind::positive_number:
       (void)expect_positive_number(value, where);
+      return;
+    case Kind::probability:
+      if (!value.is_number() || !(value.get<double>() >= 0 && value.get<double>() < 1))
+        throw InputError(where, "expected a probability >= 0 and < 1, got " + describe_json(value));
       return;
     case Kind::text:
       (void)expect_string(value, where);

@@ -80,7 +80,9 @@ nlohmann::json simulation_to_json(const Config& cfg, const SimSummary& s) {
   if (w.scope != models::Scope::attention) {  // named when not the default (outputs stay as they were)
     if (cfg.model.mlp == models::Mlp::swiglu) j["workload"]["mlp"] = "swiglu";
     if (w.recompute) j["workload"]["recompute"] = true;
+    if (cfg.model.hidden_dropout > 0) j["workload"]["hidden_dropout"] = cfg.model.hidden_dropout;
   }
+  if (cfg.model.attention_dropout > 0) j["workload"]["attention_dropout"] = cfg.model.attention_dropout;
   j["parallel"] = {{"dp", cfg.parallel.dp}, {"bucket_mb", cfg.parallel.bucket_mb}};
   if (layer_shown(cfg.layer.name, cfg.parallel.tp)) {
     j["parallel"]["tp"] = cfg.parallel.tp;

@@ -11,7 +11,9 @@
 //                    sum, so the reduction adds them exactly once, and only rank 0's gradient is not 0;
 //   LayerNorms       replicated.
 // The attention between the projections runs on the rank's heads as the attention strategy over the
-// CP group (any of them: the context-parallel level).
+// CP group (any of them: the context-parallel level). Hidden dropout (ModelSpec::hidden_dropout) makes
+// each residual add Megatron-LM's fused bias-dropout-add, after the reduction (on the rank's n/T rows
+// under sequence parallelism): HiddenDropout of layer.hpp.
 //
 // Communication (per layer; forward, then backward):
 //   sequence_parallel = true (Korthikanti's g and ḡ): the LayerNorm and residual regions hold n/T of
@@ -82,10 +84,12 @@ class MegatronLayer final : public LayerStrategy {
         divide_(setup.options.at("dx_reduction") == "sum_div"),
         bias_owner_(setup.tp == nullptr || setup.tp->rank() == 0),
         params_(std::move(params)),
-        attention_(std::move(setup.attention)) {}
+        attention_(std::move(setup.attention)),
+        dropout_(model_.hidden_dropout) {}
 
   void forget() override {
     sv_ = Saved{};
+    dropout_.forget();
     attention_->forget();
   }
 
@@ -93,6 +97,7 @@ class MegatronLayer final : public LayerStrategy {
     const std::int64_t nl = x.dim(0), n = sp_ ? nl * t_size_ : nl, rows = batch_ * n, hd = model_.head_dim;
     auto& P = params_;
     sv_ = Saved{};
+    dropout_.next_round();
     sv_.x = x.reshape({batch_ * nl, model_.hidden});
     sv_.h1 = layer_norm(sv_.x, "ln1", sv_.mean1, sv_.rstd1);
     Tensor h1 = gather(sv_.h1);  // g: the whole CP chunk enters the column-parallel block
@@ -111,7 +116,7 @@ class MegatronLayer final : public LayerStrategy {
     dev_.linear(sv_.o2, P.at("wo"), bias("bo"), a);
     Tensor al = reduce(a);  // ḡ: the partial sums summed (and scattered along the sequence)
     sv_.r1 = dev_.empty(al.shape());
-    dev_.add(sv_.x, al, sv_.r1);
+    dropout_.add(dev_, sv_.x, al, sv_.r1, 1);  // on the rank's rows: after the reduction
     sv_.h2 = layer_norm(sv_.r1, "ln2", sv_.mean2, sv_.rstd2);
     Tensor h2 = gather(sv_.h2);
     sv_.f1 = dev_.empty({rows, P.at("w1").dim(0)});
@@ -130,7 +135,7 @@ class MegatronLayer final : public LayerStrategy {
     dev_.linear(sv_.g, P.at("w2"), bias("b2"), f2);
     Tensor f2l = reduce(f2);
     Tensor y = dev_.empty(f2l.shape());
-    dev_.add(sv_.r1, f2l, y);
+    dropout_.add(dev_, sv_.r1, f2l, y, 2);
     return y.reshape(x.shape());
   }
 
@@ -145,7 +150,7 @@ class MegatronLayer final : public LayerStrategy {
     const Tensor dy = dy_in.reshape({batch_ * nl, model_.hidden});
     // W2, row-parallel: its output gradient is the whole chunk's.
     Tensor dg = dev_.empty(sv_.g.shape()), db2 = grad_bias(W, "b2");
-    dev_.linear_backward(sv_.g, P.at("w2"), gather(dy), dg, W.at("w2"), db2);
+    dev_.linear_backward(sv_.g, P.at("w2"), gather(dropout_.branch_grad(dev_, dy, 2)), dg, W.at("w2"), db2);
     ready({"w2", "b2"});
     Tensor df1 = dev_.empty(sv_.f1.shape());
     std::vector<ColumnGrad> mlp_in;
@@ -170,7 +175,7 @@ class MegatronLayer final : public LayerStrategy {
     dh2 = Tensor();
     // Wo, row-parallel.
     Tensor do2 = dev_.empty(sv_.o2.shape()), dbo = grad_bias(W, "bo");
-    dev_.linear_backward(sv_.o2, P.at("wo"), gather(dr1), do2, W.at("wo"), dbo);
+    dev_.linear_backward(sv_.o2, P.at("wo"), gather(dropout_.branch_grad(dev_, dr1, 1)), do2, W.at("wo"), dbo);
     ready({"wo", "bo"});
     Tensor d_o =
         dev_.permute(do2.reshape({n, batch_, heads_, hd}), kToHeads).reshape({batch_ * heads_, n, hd});
@@ -302,6 +307,7 @@ class MegatronLayer final : public LayerStrategy {
   bool sp_, divide_, bias_owner_;
   NamedTensors params_;
   std::unique_ptr<AttentionStrategy> attention_;
+  HiddenDropout dropout_;
   Saved sv_;
 };
 

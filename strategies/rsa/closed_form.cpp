@@ -28,7 +28,8 @@ class RsaModel {
         bkv_(config.workload.batch * config.model.kv_heads),
         s_(config.workload.seq_len),
         c_(config.workload.seq_len / config.degree),
-        d_(config.model.head_dim) {}
+        d_(config.model.head_dim),
+        dropout_(config.model.attention_dropout) {}
 
   [[nodiscard]] CostEstimate estimate(bool backward) const {
     Timeline t;
@@ -74,6 +75,7 @@ class RsaModel {
   void forward(Timeline& t) const {
     ring(t, [&](int) { return qk_step(); });
     t.compute_only(op(rt::cost::softmax(rows(), dt_)));
+    if (dropout_ > 0) t.compute_only(op(rt::cost::dropout(rows(), dt_, false)));
     ring(t, [&](int i) { return pv_step(i); });
   }
 
@@ -119,7 +121,8 @@ class RsaModel {
     ring(t, [&](int) {
       return op(rt::cost::gemm(q_shape(), kv_shape(), block(), Trans::N, Trans::T, dt_, false)) + block_copy();
     });
-    reduce_key_grad(t);  // dV from probs and do
+    reduce_key_grad(t);  // dV from (dropped) probs and do
+    if (dropout_ > 0) t.compute_only(op(rt::cost::dropout_backward(rows(), dt_)));
     t.compute_only(op(rt::cost::softmax_backward(rows(), dt_)));
     ring(t, [&](int i) { return pv_step(i); });  // dq = Σ dscores[:, :, owner] k_owner: same shapes as o
     reduce_key_grad(t);                          // dK from dscores and q
@@ -132,6 +135,7 @@ class RsaModel {
   double sigma_;
   int p_;
   std::int64_t bh_, bkv_, s_, c_, d_;
+  double dropout_;  // on the probabilities (a kernel each way)
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The memory moments of ColossalAI's Ring Self-Attention at every scope (derivation in
 // strategies/model/memory.hpp).
 #include <algorithm>
+#include <cmath>
 
 #include "runtime/comm.hpp"
 #include "strategies/layer.hpp"
@@ -13,6 +14,8 @@ namespace {
 // Element counts of RSA on one rank, already multiplied by the dtype's size.
 struct RsaSizes {
   double q, k, s, blk, f, ring_bufs;
+  double dropped;  // the probabilities after attention dropout, a tensor of their own (0 without)
+  double mask;     // its keep mask, a byte per score in whole elements (Device::empty_mask; 0 without)
   bool ring_reduction;
   bool view_kept;  // all-reduce-then-slice: the chunk is a view, the full buffer stays
                    // (strategies/rsa/rsa.cpp)
@@ -27,6 +30,8 @@ struct RsaSizes {
     q = b * h * rows * d * e;
     k = b * hkv * rows * d * e;
     s = b * h * rows * seq * e;
+    dropped = c.model.attention_dropout > 0 ? s : 0;
+    mask = c.model.attention_dropout > 0 ? std::ceil(s / e / e) * e : 0;
     blk = p > 1 ? b * h * rows * rows * e : 0;  // P = 1: the block is the score rows themselves
     f = b * hkv * seq * d * e;
     ring_bufs = std::min(p - 1, 2) * k;
@@ -57,19 +62,31 @@ std::vector<Moment> rsa_moments(const StepConfig& c, bool backward) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
   };
+  const MemoryTerm dropped{"dropped-out probs, mask", z.dropped + z.mask};
   std::vector<Moment> m = {
       {"forward K ring", {in, {"scores", z.s}, bufs, blk}},
       {"forward softmax", {in, {"scores, probs", 2 * z.s}}},
-      {"forward V ring", {in, {"scores, probs", 2 * z.s}, {"o", z.q}, bufs, blk}},
   };
-  if (!backward) return m;
+  if (z.dropped > 0) m.push_back({"forward dropout", {in, {"scores, probs", 2 * z.s}, dropped}});
+  m.push_back({"forward V ring", {in, {"scores, probs", 2 * z.s}, dropped, {"o", z.q}, bufs, blk}});
+  // Without attention dropout the moments are those of the plain attention (no zero-byte term).
+  const auto strip_dropped = [&](std::vector<Moment> moments) {
+    if (z.dropped == 0)
+      for (auto& moment : moments)
+        std::erase_if(moment.terms, [&](const MemoryTerm& t) { return t.name == dropped.name; });
+    return moments;
+  };
+  if (!backward) return strip_dropped(std::move(m));
   const MemoryTerm held{"o", z.q};
-  m.push_back({"backward V ring", {in, held, {"probs, dprobs", 2 * z.s}, bufs, blk}});
-  m.push_back({"backward dV reduce", with({in, held, {"probs, dprobs", 2 * z.s}}, z.reduction(p))});
+  m.push_back({"backward V ring", {in, held, {"probs, dprobs", 2 * z.s}, dropped, bufs, blk}});
+  m.push_back({"backward dV reduce", with({in, held, {"probs, dprobs", 2 * z.s}, dropped}, z.reduction(p))});
   // After the dV reduction, all-reduce-then-slice still holds the full dV buffer behind its chunk.
   const std::vector<MemoryTerm> dv_view =
       z.view_kept ? std::vector<MemoryTerm>{{"full-length dV behind the dV view", z.f}}
                   : std::vector<MemoryTerm>{};
+  if (z.dropped > 0)
+    m.push_back({"backward dropout",
+                 with({in, held, {"probs, dprobs, kept dprobs", 3 * z.s}, {"mask", z.mask}, {"dV", z.k}}, dv_view)});
   m.push_back(
       {"backward softmax", with({in, held, {"probs, dprobs, dscores", 3 * z.s}, {"dV", z.k}}, dv_view)});
   m.push_back({"backward dq ring",
@@ -77,18 +94,19 @@ std::vector<Moment> rsa_moments(const StepConfig& c, bool backward) {
   m.push_back({"backward dK reduce",
                with(with({in, held, {"dprobs, dscores", 2 * z.s}, {"dV", z.k}, {"dq", z.q}}, z.reduction(p)),
                     dv_view)});
-  return m;
+  return strip_dropped(std::move(m));
 }
 
 // Tensors strategies/layer.cpp keeps from forward to backward for one layer (without the attention
 // core's own): x, h1, o2, r1, h2 [rows, hidden]; mean/rstd of both LNs [rows]; f1, g [rows, ffn] (and
-// SwiGLU's f3).
+// SwiGLU's f3); with hidden dropout the two residual adds' masks, a byte per element of [rows, hidden].
 double layer_saved_bytes(const StepConfig& c) {
   const double e = static_cast<double>(rt::dtype_bytes(c.workload.dtype));
   const double rows = static_cast<double>(c.workload.batch * c.workload.seq_len / c.degree);
   const double hidden = static_cast<double>(c.model.hidden), ffn = static_cast<double>(c.model.ffn_hidden);
   const double mlp_tensors = c.model.mlp == models::Mlp::swiglu ? 3 : 2;
-  return (5 * rows * hidden + 4 * rows + mlp_tensors * rows * ffn) * e;
+  const double masks = c.model.hidden_dropout > 0 ? 2 * std::ceil(rows * hidden / e) * e : 0;
+  return (5 * rows * hidden + 4 * rows + mlp_tensors * rows * ffn) * e + masks;
 }
 
 }  // namespace
@@ -102,8 +120,9 @@ Modelled<MemoryEstimate> rsa_memory(const StepConfig& c) {
   if (c.workload.scope == models::Scope::attention) return e;
   if (auto why = replicated_layer_scope(c)) return Modelled<MemoryEstimate>::none(*why);
   // Layer and model: the attention core's peak sits on top of what the layers keep. Its inputs
-  // q, k, v are also what the attention keeps of a layer, and probs is the RSA state carried to backward.
-  const double attention_kept = z.q + 2 * z.k + (backward ? z.s : 0);
+  // q, k, v are also what the attention keeps of a layer, and probs (and the dropped-out probs) the RSA
+  // state carried to backward.
+  const double attention_kept = z.q + 2 * z.k + (backward ? z.s + z.dropped + z.mask : 0);
   const double per_layer = layer_saved_bytes(c) + attention_kept;
   const double layers = c.workload.scope == models::Scope::model ? static_cast<double>(c.model.layers) : 1;
   double kept_other_layers = (layers - 1) * per_layer;

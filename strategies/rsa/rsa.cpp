@@ -4,6 +4,9 @@
 // Per rank (P ranks, chunk c = s/P, contiguous layout):
 //   forward   scores[:, :, owner] = q k_ownerᵀ for the P chunks of K (P−1 ring passes), probs =
 //             softmax(scale · scores), o = Σ_owner probs[:, :, owner] v_owner (P−1 ring passes of V).
+//             With attention dropout (AttnProblem::dropout) probs is dropped out first (a kernel of its
+//             own, as in Megatron-LM), and both tensors stay for the backward (the dropped one for dV,
+//             the softmax's output for its backward) with the mask, a byte per score.
 //   backward  dprobs[:, :, owner] = do v_ownerᵀ (ring passes of V), dscores = softmax_backward,
 //             dq = Σ_owner dscores[:, :, owner] k_owner (ring passes of K), and the key/value gradients
 //             dK_full = dscoresᵀ q, dV_full = probsᵀ do: [B·Hkv, s, d] partial sums that every rank holds
@@ -67,10 +70,17 @@ class RingSelfAttention final : public AttentionStrategy {
     });
     probs_ = dev_.empty({bh, c, s});
     dev_.softmax(scores, probs_, scale(), mask());
+    dropped_ = probs_;
+    if (dropout() > 0) {  // Megatron-LM's attention dropout: a kernel of its own on the probabilities
+      ++dropout_round_;
+      dropped_ = dev_.empty({bh, c, s});
+      mask_ = dev_.empty_mask(probs_.numel());
+      dev_.dropout(probs_, Tensor(), dropped_, mask_, dropout(), dropout_round_ * 4 + 3);
+    }
     Tensor o = dev_.empty({bh, c, q.dim(2)});
     bool first = true;
     ring_over_chunks(v, [&](int owner, const Tensor& v_owner) {
-      const Tensor p = key_chunk(probs_, owner, c);
+      const Tensor p = key_chunk(dropped_, owner, c);
       dev_.gemm(p, v_owner, o, Trans::N, Trans::N, 1.0, first ? 0.0 : 1.0);
       first = false;
     });
@@ -87,7 +97,14 @@ class RingSelfAttention final : public AttentionStrategy {
       if (!whole_row()) dev_.slice_assign(dprobs, 2, owner * c, block);
     });
     AttnGrads g;
-    g.dv = reduce_key_grad(probs_, d_o, v_.dim(0));
+    g.dv = reduce_key_grad(dropped_, d_o, v_.dim(0));
+    dropped_ = Tensor();
+    if (dropout() > 0) {
+      Tensor kept = dev_.empty({bh, c, s});
+      dev_.dropout_backward(dprobs, mask_, kept, dropout());
+      dprobs = std::move(kept);
+      mask_ = Tensor();
+    }
     Tensor dscores = dev_.empty({bh, c, s});
     dev_.softmax_backward(probs_, dprobs, dscores, scale());
     probs_ = Tensor();
@@ -104,9 +121,10 @@ class RingSelfAttention final : public AttentionStrategy {
     return g;
   }
 
-  void forget() override { q_ = k_ = v_ = probs_ = Tensor(); }
+  void forget() override { q_ = k_ = v_ = probs_ = dropped_ = mask_ = Tensor(); }
 
  private:
+  [[nodiscard]] double dropout() const { return problem_.dropout; }
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(problem_.head_dim)); }
   [[nodiscard]] rt::Mask mask() const { return rt::Mask{problem_.causal, &rows_, &cols_, &problem_.bounds}; }
   [[nodiscard]] int rank() const { return comm_.rank(); }
@@ -183,6 +201,9 @@ class RingSelfAttention final : public AttentionStrategy {
   GradReduction reduction_;
   rt::Positions rows_, cols_;
   Tensor q_, k_, v_, probs_;
+  Tensor dropped_;  // probs_ after dropout (probs_ itself without): what multiplies V
+  Tensor mask_;     // its keep mask, a byte per element, until the backward's dropout
+  std::uint64_t dropout_round_ = 0;
   std::vector<Tensor> viewed_;
 };
 
@@ -207,6 +228,7 @@ void register_rsa(Registry& registry) {
   info.positions = [](int rank, int degree, const models::AttnProblem& p, const Options&) {
     return layout_positions(Layout::contiguous, rank, degree, p);
   };
+  info.attention_dropout = true;
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<RingSelfAttention>(std::move(ctx));
   };

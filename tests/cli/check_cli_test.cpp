@@ -104,6 +104,10 @@ TEST_CASE("spsim check: bad input exits 2 with one message naming the path") {
        doc(R"({ "seq_len": 24, "mask": { "kind": "document_causal", "documents": [12, 12] } })",
            R"({ "name": "ring", "degree": 4, "options": { "layout": "document_zigzag" } })"),
        "document 0 has 12 tokens, not divisible by 2 x degree = 8"},
+      {"dropout",
+       "{ \"schema_version\": 1, \"model\": { \"hidden\": 32, \"heads\": 4, \"hidden_dropout\": 0.1 }, "
+       "\"workload\": " + wl + ", \"strategy\": { \"name\": \"rsa\", \"degree\": 4 } }",
+       "model.hidden_dropout: check compares gradients with dropout off"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);

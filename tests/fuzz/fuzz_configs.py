@@ -252,6 +252,8 @@ VALID_FIELDS = {
     ("model", "vocab"): [0, 1, 100, 128256],
     ("model", "hf_config"): ["hf.json", "missing.json", ".", "config.json"],
     ("model", "mlp"): ["gelu", "swiglu"],
+    ("model", "attention_dropout"): [0, 0.1, 0.5, 0.999, 1, -0.1, "0.1"],
+    ("model", "hidden_dropout"): [0, 0.1, 0.5, 0.999, 1, -0.1, "0.1"],
     ("workload", "seq_len"): [1, 2, 3, 7, 8, 16, 24, 31, 32, 33, 64, 96, 128, 1000, 1024, 4096, 65536],
     ("workload", "batch"): [1, 2, 3, 4, 16],
     ("workload", "dtype"): ["bf16", "fp16", "float32", "float64"],
@@ -310,6 +312,7 @@ SWEEP_PATHS = ["workload.seq_len", "strategy.degree", "cluster.nodes", "workload
                "strategy.options.ulysses_degree", "workload.causal", "model.hidden", "model.heads",
                "model.kv_heads", "model.layers", "simulation.network", "collectives.protocol", "parallel.tp",
                "parallel.cp", "layer.options.sequence_parallel", "model.mlp", "workload.recompute",
+               "model.attention_dropout", "model.hidden_dropout",
                "cluster.inter_node.fabric.oversubscription", "cluster.inter_node.fabric.nodes_per_leaf",
                "workload.mask", "workload.mask.window", "workload.mask.documents.seed"]
 ODD_SWEEP_PATHS = ["", ".", "..", "model", "workload", "sweep", "sweep.x", "schema_version", "name",

@@ -215,6 +215,54 @@ TEST_CASE("megatron_sp: collectives per layer against the closed form") {
   }
 }
 
+// Dropout (model.hidden_dropout, model.attention_dropout) in the trace: each residual add becomes a fused
+// dropout-add on the rank's rows (n/tp of them with sequence parallelism, after the reduce-scatter) and
+// the backward gets a dropout backward on each branch; rsa's unfused attention drops out its [B·H/tp,
+// s, s] probabilities. Bytes from runtime/cost.hpp's closed form: read x and the residual, write y and a
+// byte of mask; backward read dy and the mask, write dx.
+TEST_CASE("dropout: the fused dropout-adds and the attention dropout in the trace, with their bytes") {
+  for (bool sp : {true, false}) {
+    CAPTURE(sp);
+    analysis::Config cfg = megatron("rsa", {{"grad_reduction", "reduce_scatter"}}, 2, 1, sp, true, 8);
+    cfg.workload.dtype = rt::DType::bf16;
+    const auto count_ops = [](const analysis::Config& c) {
+      std::map<std::string, std::pair<int, double>> out;  // "phase name" -> (count, bytes)
+      const auto traces = analysis::trace_config(c, 1e9);
+      std::string phase = "forward";
+      for (const auto& rec : traces.front().records) {
+        if (const auto* b = std::get_if<rt::trace::PhaseBegin>(&rec)) phase = b->name;
+        if (const auto* op = std::get_if<rt::trace::ComputeOp>(&rec)) {
+          auto& [n, bytes] = out[phase + " " + std::string(op->name)];
+          ++n;
+          bytes += static_cast<double>(op->bytes_read + op->bytes_written);
+        }
+      }
+      return out;
+    };
+    const auto plain = count_ops(cfg);
+    CHECK(plain.count("forward dropout") == 0);
+    CHECK(plain.count("backward dropout_backward") == 0);
+    cfg.model.hidden_dropout = 0.1;
+    cfg.model.attention_dropout = 0.1;
+    const auto with = count_ops(cfg);
+    // seq 48, batch 2, hidden 32 (8 heads of 4), tp 2: rows per rank 96 (48 with sequence parallelism);
+    // the probabilities [2 · 8/2, 48, 48].
+    const double e = 2, rows = sp ? 48 : 96, hidden = 32, x = rows * hidden, probs = 2 * 4 * 48 * 48;
+    CHECK(with.at("forward dropout").first == 3);
+    CHECK(with.at("forward dropout").second == 2 * (2 * x * e + x * e + x) + (probs * e + probs * e + probs));
+    CHECK(with.at("backward dropout_backward").first == 3);
+    CHECK(with.at("backward dropout_backward").second == 2 * (x * e + x + x * e) + (probs * e + probs + probs * e));
+    // The two forward residual adds are the dropout-adds now; nothing else changed.
+    const auto n_of = [](const auto& ops, const std::string& key) {
+      const auto it = ops.find(key);
+      return it == ops.end() ? 0 : it->second.first;
+    };
+    CHECK(n_of(with, "forward add") == n_of(plain, "forward add") - 2);
+    CHECK(with.at("forward linear").first == plain.at("forward linear").first);
+    CHECK(with.at("backward linear_backward").second == plain.at("backward linear_backward").second);
+  }
+}
+
 // The groups of tp 2 × cp 2 × dp 2 (TP innermost: world rank r is TP rank r mod 2, CP rank ⌊r/2⌋ mod 2,
 // DP replica ⌊r/4⌋), sequence parallelism on: rank 0's TP collectives run over {0, 1}, its ring passes
 // over its CP group {0, 2}, its sharded weights' gradients over the ranks with its TP rank {0, 2, 4, 6}

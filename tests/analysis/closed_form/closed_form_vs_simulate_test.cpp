@@ -52,6 +52,8 @@ TEST_CASE("closed form vs simulator: within 2% for every RSA variant on unconten
       {{{"preset", "llama3-8b"}}, 8192, 4, "dgx-a100", "fwd+bwd"},  // GQA: 32 query heads, 8 KV heads
       {{{"preset", "llama2-7b"}}, 8192, 8, "dgx-h100", "fwd+bwd"},  // NVLS may take the collectives
       {{{"preset", "bert-large"}}, 8192, 2, "dgx-a100", "fwd"},
+      // Attention dropout: a kernel on the probabilities each way (rsa.cpp), in both.
+      {{{"preset", "bert-large"}, {"attention_dropout", 0.1}}, 8192, 8, "dgx-a100", "fwd+bwd"},
   };
   for (const auto& c : cases)
     for (const auto& v : variants) {
@@ -85,6 +87,12 @@ TEST_CASE("memory model vs simulator: the hand-derived RSA peaks are the traced 
       CAPTURE(p);
       const Config c = config({{"preset", "llama2-7b"}}, 8192, p, v);
       CHECK(memory_model(c)->peak_bytes == static_cast<double>(simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
+      // With attention dropout the dropped-out probabilities are a tensor more, held into the backward.
+      const Config d = config({{"preset", "llama2-7b"}, {"attention_dropout", 0.1}}, 8192, p, v);
+      const auto peak = static_cast<double>(
+          simulate(d, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes);
+      CHECK(memory_model(d)->peak_bytes == peak);
+      CHECK(peak > memory_model(c)->peak_bytes);
     }
 }
 

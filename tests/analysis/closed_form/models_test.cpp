@@ -142,6 +142,27 @@ TEST_CASE("memory model: at realistic lengths the s/P × s score rows set the pe
   CHECK(ar->peak_bytes == ring->peak_bytes + 64.0 * (1 << 20));
 }
 
+TEST_CASE("memory model: attention dropout adds the dropped-out rows S and their byte mask S/2 at the peak") {
+  // The same shape with model.attention_dropout: rsa.cpp keeps the dropped-out probabilities (S) and
+  // their mask (a byte per score: S/2 in bf16) from the forward until the dV reduction (the mask until
+  // the dropout's backward just after it). Ring's peak moves to the dV reduction: q, k, v, do, o + probs,
+  // dprobs, dropped (3S) + mask + the accumulator, incoming and partial chunks (3k) and a score block.
+  // All-reduce-then-slice's moves to the forward's V ring, where the scores are still alive: q, k, v and
+  // the step's dO (allocated before the forward) + scores, probs, dropped (3S) + mask + o + two ring buffers (2k) + a score block, which at c = 4096 > d
+  // outweighs the full-length buffer F of its dV reduction.
+  const double b = 1, h = 16, d = 64, s = 32768, p = 8, c = s / p, e = 2;
+  const double q = b * h * c * d * e, k = q, S = b * h * c * s * e, F = b * h * s * d * e, blk = b * h * c * c * e;
+  const double in = 2 * q + 2 * k, held = q, mask = S / e;
+  const Json model = {{"preset", "bert-large"}, {"attention_dropout", 0.1}};
+  const auto ring = memory_model(rsa_config(8, 32768, "ring", model));
+  const auto ar = memory_model(rsa_config(8, 32768, "allreduce_slice", model));
+  CHECK(ring->peak_at == "backward dV reduce");
+  CHECK(ring->peak_bytes == in + held + 3 * S + mask + 3 * k + blk);
+  CHECK(ar->peak_at == "forward V ring");
+  CHECK(ar->peak_bytes == in + 3 * S + mask + q + 2 * k + blk);
+  CHECK(blk > F);
+}
+
 namespace {
 
 // An independent evaluation of the two peaks of strategies/model/memory.hpp that can be largest once S or F

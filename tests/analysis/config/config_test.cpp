@@ -484,6 +484,35 @@ TEST_CASE("model.mlp: gelu, swiglu, from presets and Hugging Face configs; a bad
   check_cases({{"bad mlp", [](Json& d) { d["model"]["mlp"] = "relu"; }, "model.mlp", {"'relu'", "gelu", "swiglu"}}});
 }
 
+TEST_CASE("model.attention_dropout and hidden_dropout: probabilities, 0 by default; attention dropout needs rsa") {
+  Json doc = base();
+  CHECK(parse_config(doc, "").model.attention_dropout == 0);
+  CHECK(parse_config(doc, "").model.hidden_dropout == 0);
+  doc["model"]["attention_dropout"] = 0.1;
+  doc["model"]["hidden_dropout"] = 0.2;
+  const auto c = parse_config(doc, "");
+  CHECK(c.model.attention_dropout == 0.1);
+  CHECK(c.model.hidden_dropout == 0.2);
+  CHECK(spsim::models::attention_problem(c.model, c.workload).dropout == 0.1);
+  Json preset = base();  // next to a preset
+  preset["model"] = Json{{"preset", "gpt3-1.3b"}, {"hidden_dropout", 0.1}};
+  preset["strategy"] = Json{{"name", "ulysses"}, {"degree", 4}};
+  preset["workload"]["scope"] = "layer";
+  CHECK(parse_config(preset, "").model.hidden_dropout == 0.1);
+  check_cases({
+      {"negative", [](Json& d) { d["model"]["attention_dropout"] = -0.1; }, "model.attention_dropout",
+       {"probability", "-0.1"}},
+      {"one", [](Json& d) { d["model"]["hidden_dropout"] = 1; }, "model.hidden_dropout", {"< 1"}},
+      {"string", [](Json& d) { d["model"]["hidden_dropout"] = "0.1"; }, "model.hidden_dropout"},
+      {"fused kernels",
+       [](Json& d) {
+         d["model"]["attention_dropout"] = 0.1;
+         d["strategy"] = Json{{"name", "ring"}, {"degree", 4}};
+       },
+       "model.attention_dropout", {"'ring'", "rsa", "set model.attention_dropout to 0"}},
+  });
+}
+
 TEST_CASE("a plain nlohmann::json document is accepted too") {
   const nlohmann::json doc = nlohmann::json::parse(base().dump());
   const auto c = parse_config(doc, "");

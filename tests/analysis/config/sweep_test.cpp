@@ -161,6 +161,10 @@ TEST_CASE("bad sweep axes are errors at sweep.<path>") {
        "sweep.strategy.name[1]",
        {"'nope'", "rsa"}},
       {"unknown preset", R"({ "model.preset": ["gpt5"] })", "sweep.model.preset[0]", {"'gpt5'", "llama3-8b"}},
+      {"dropout of 1",
+       R"({ "model.hidden_dropout": [0, 1] })",
+       "sweep.model.hidden_dropout[1]",
+       {"probability", "got number 1"}},
       {"sweep not an object", R"([1, 2])", "sweep", {"expected an object"}},
   };
   for (const auto& c : cases) {
@@ -173,6 +177,16 @@ TEST_CASE("bad sweep axes are errors at sweep.<path>") {
     CHECK(err->where() == c.where);
     for (const auto& part : c.parts) CHECK(contains(err->what(), part));
   }
+}
+
+TEST_CASE("dropout sweeps: each point gets its probability") {
+  Json doc = base();
+  doc["sweep"] = Json::object();
+  doc["sweep"]["model.attention_dropout"] = {0, 0.1};
+  const auto points = expand_sweep(parse_config(doc, ""));
+  REQUIRE(points.size() == 2);
+  CHECK(points[0].config->model.attention_dropout == 0);
+  CHECK(points[1].config->model.attention_dropout == 0.1);
 }
 
 TEST_CASE("a sweep larger than the limit is refused") {

@@ -61,6 +61,17 @@ if(spsim_have_mpi)
                  ARGS ${spsim_run_mpirun} 2 $<TARGET_FILE:spsim> run ${spsim_run_checks}/megatron-tp-div.json
                       --verify --iters 1 --warmup 0 --timeout 80)
 
+  # Dropout (hidden and attention) runs for real under MPI; --verify refuses it: no layout reproduces the
+  # reference's masks.
+  spsim_run_test(run_np2_megatron_sp_dropout STATUS 0 SECONDS 90 PATTERN "forward"
+                 ARGS ${spsim_run_mpirun} 2 $<TARGET_FILE:spsim> run
+                      ${CMAKE_CURRENT_LIST_DIR}/data/megatron-sp-dropout.json --iters 2 --warmup 0 --timeout 80)
+  spsim_run_test(run_dropout_verify STATUS 2 SECONDS 60
+                 PATTERN "model.attention_dropout: run --verify compares gradients with dropout off"
+                 ONCE "spsim: error: model.attention_dropout"
+                 ARGS ${spsim_run_mpirun} 2 $<TARGET_FILE:spsim> run
+                      ${CMAKE_CURRENT_LIST_DIR}/data/megatron-sp-dropout.json --verify --iters 1 --warmup 0)
+
   # --sync-collectives: the same verified result, and the barrier waits reported as their own row.
   spsim_run_test(run_np2_sync_collectives STATUS 0 SECONDS 90 PATTERN "  peer_wait .* 0 B"
                  ARGS ${spsim_run_mpirun} 2 $<TARGET_FILE:spsim> run ${spsim_run_checks}/rsa-reduce-scatter.json
