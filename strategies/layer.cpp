@@ -5,6 +5,8 @@
 #include <initializer_list>
 #include <utility>
 
+#include "runtime/core/hash.hpp"
+
 namespace spsim::strategies {
 
 using rt::Tensor;
@@ -22,6 +24,10 @@ std::vector<ParamShape> layer_param_shapes(const models::ModelSpec& m) {
     out.insert(out.end(), {{"w3", {m.ffn_hidden, m.hidden}}, {"b3", {m.ffn_hidden}}});
   out.insert(out.end(), {{"w2", {m.hidden, m.ffn_hidden}}, {"b2", {m.hidden}}});
   return out;
+}
+
+std::uint64_t HiddenDropout::seed(int site) const {
+  return rt::WordHash().add(seed_).add(round_).add(static_cast<std::uint64_t>(site)).value();
 }
 
 void HiddenDropout::add(rt::Device& dev, const Tensor& residual, const Tensor& branch, Tensor& y, int site) {
@@ -58,7 +64,7 @@ SpLayer::SpLayer(LayerSetup setup, NamedTensors params)
       batch_(setup.attention_problem.batch),
       params_(std::move(params)),
       attention_(std::move(setup.attention)),
-      dropout_(model_.hidden_dropout) {}
+      dropout_(model_.hidden_dropout, setup.seed) {}
 
 void SpLayer::forget() {
   saved_.reset();
@@ -73,7 +79,6 @@ Tensor SpLayer::forward(const Tensor& x) {
   auto& P = params_;
   saved_ = std::make_unique<Saved>();
   Saved& sv = *saved_;
-  dropout_.next_round();
   sv.x = x.reshape({rows, model_.hidden});
   sv.h1 = dev_.empty(sv.x.shape());
   sv.mean1 = dev_.empty({rows});
@@ -175,6 +180,7 @@ LayerGrads SpLayer::backward(const Tensor& dy_in, GradSink& sink) {
   final_grads({"ln1.gamma", "ln1.beta"});
   out.dx = out.dx.reshape(dy_in.shape());
   saved_.reset();
+  dropout_.backward_done();
   return out;
 }
 

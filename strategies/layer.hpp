@@ -34,20 +34,22 @@ struct ParamShape {
 // The residual adds of a layer with hidden dropout (ModelSpec::hidden_dropout = p): y = residual +
 // dropout(branch), Megatron-LM's fused bias-dropout-add (the bias is the linear's); a plain add when
 // p = 0. The mask (a byte per element) is kept from the forward's add to the backward's branch_grad:
-// the gradient into the branch, dropout's backward of dy (dy itself when p = 0). Each layer draws its
-// masks from `round` (one per forward) and the site (attention 1, MLP 2).
+// the gradient into the branch, dropout's backward of dy (dy itself when p = 0). The masks are drawn
+// from the layer's seed (LayerSetup), the site (attention 1, MLP 2) and the round, which a finished
+// backward advances: a forward run again before its backward (recomputation) draws the same masks.
 class HiddenDropout {
  public:
-  explicit HiddenDropout(double p) : p_(p) {}
-  void next_round() { ++round_; }
+  HiddenDropout(double p, std::uint64_t seed) : p_(p), seed_(seed) {}
   void add(rt::Device& dev, const rt::Tensor& residual, const rt::Tensor& branch, rt::Tensor& y, int site);
   // Releases the site's mask.
   [[nodiscard]] rt::Tensor branch_grad(rt::Device& dev, const rt::Tensor& dy, int site);
+  void backward_done() { ++round_; }
   void forget() { masks_ = {}; }
 
  private:
-  [[nodiscard]] std::uint64_t seed(int site) const { return round_ * 4 + static_cast<std::uint64_t>(site); }
+  [[nodiscard]] std::uint64_t seed(int site) const;
   double p_;
+  std::uint64_t seed_;
   std::uint64_t round_ = 0;
   std::array<rt::Tensor, 3> masks_;  // by site
 };

@@ -85,6 +85,10 @@ struct LayerSetup {
   std::unique_ptr<AttentionStrategy> attention;
   models::ModelSpec model;
   Options options;  // the layer strategy's, complete
+  // Random draws (dropout masks): `seed` differs by rank and layer; `replicated_seed` by layer and by CP
+  // and DP rank but not by TP rank, for activations the TP group holds alike (Megatron-LM draws those
+  // from one generator state on every TP rank, so the replicas stay equal).
+  std::uint64_t seed = 0, replicated_seed = 0;
 };
 
 // A tensor-parallel layout of the world.

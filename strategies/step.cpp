@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include "runtime/core/hash.hpp"
+
 namespace spsim::strategies {
 
 namespace {
@@ -114,8 +116,8 @@ Step::Step(const StepConfig& config, const StrategyInfo& info, rt::Device& dev, 
 
 Step::~Step() = default;
 
-StrategyContext Step::context(const models::AttnProblem& problem) {
-  return StrategyContext{dev_, comm_, problem, config_.options, positions_};
+StrategyContext Step::context(const models::AttnProblem& problem, std::uint64_t seed) {
+  return StrategyContext{dev_, comm_, problem, config_.options, positions_, seed};
 }
 
 void Step::make_attention(const StepData& data) {
@@ -127,7 +129,7 @@ void Step::make_attention(const StepData& data) {
              data.input(StepInput::v, {bkv, n, d}, positions_)};
   if (config_.workload.passes == models::Passes::fwd_bwd)
     inputs_.push_back(data.input(StepInput::d_o, {bh, n, d}, positions_));
-  attention_ = info_.create(context(problem_));
+  attention_ = info_.create(context(problem_, rt::WordHash().add(static_cast<std::uint64_t>(world_.rank())).value()));
 }
 
 // One group per distinct vector of the parameters' reduce colors over the world's ranks; all ranks
@@ -159,12 +161,21 @@ void Step::make_layers(const StepData& data) {
   const bool model = config_.workload.scope == models::Scope::model;
   const auto count = model ? config_.model.layers : 1;
   const models::AttnProblem local = layer_.attention_problem(problem_, shape_.tp, config_.layer_options);
+  const auto rank = world_.rank();
   for (std::int64_t l = 0; l < count; ++l) {
     NamedTensors weights;
     for (const auto& shard : shards_) weights.add(shard.name, data.weight(static_cast<int>(l), shard));
-    layers_.push_back(layer_.create(
-        LayerSetup{dev_, tp_.get(), local, info_.create(context(local)), config_.model, config_.layer_options},
-        std::move(weights)));
+    const auto layer = static_cast<std::uint64_t>(l);
+    const std::uint64_t seed = rt::WordHash().add(layer).add(static_cast<std::uint64_t>(rank)).value();
+    LayerSetup setup{dev_, tp_.get(), local, info_.create(context(local, seed)), config_.model, config_.layer_options};
+    setup.seed = seed;
+    setup.replicated_seed = rt::WordHash()
+                                .add(layer)
+                                .add(static_cast<std::uint64_t>(shape_.cp_rank(rank)))
+                                .add(static_cast<std::uint64_t>(shape_.dp_rank(rank)))
+                                .add(~std::uint64_t{0})  // never a rank's own seed
+                                .value();
+    layers_.push_back(layer_.create(std::move(setup), std::move(weights)));
   }
   // The layers' weights and gradients are traced tensors; the rest of the 16 bytes per parameter the
   // rank holds (fp32 master weights, Adam moments, its share of the embedding table and its gradient)

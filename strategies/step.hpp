@@ -96,7 +96,7 @@ class Step {
   [[nodiscard]] bool recompute() const {
     return config_.workload.recompute && !attention_scope() && config_.workload.passes == models::Passes::fwd_bwd;
   }
-  [[nodiscard]] StrategyContext context(const models::AttnProblem& problem);
+  [[nodiscard]] StrategyContext context(const models::AttnProblem& problem, std::uint64_t seed);
   void make_attention(const StepData& data);
   void make_layers(const StepData& data);
   void make_grad_groups();

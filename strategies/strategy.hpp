@@ -36,6 +36,7 @@ struct StrategyContext {
   models::AttnProblem problem;
   Options options;                      // complete: every option present (defaults filled in)
   std::vector<std::int64_t> positions;  // global token positions of this rank's rows, in local order
+  std::uint64_t seed = 0;  // this rank's random draws (dropout masks) in this layer: differs by rank and layer
 };
 
 struct AttnGrads {

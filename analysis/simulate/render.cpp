@@ -1,6 +1,6 @@
 // Human tables of a simulation (render_simulation).
-#include <cmath>
 #include <cstdio>
+#include <sstream>
 
 #include "analysis/report/table.hpp"
 #include "analysis/simulate/simulate.hpp"
@@ -41,12 +41,14 @@ std::string header(const Config& cfg, const SimSummary& s) {
   const std::string model =
       cfg.model.name + (layers && cfg.model.mlp == models::Mlp::swiglu ? " (SwiGLU MLP)" : "");
   // Dropout, named when on (outputs without it stay as they were).
-  const auto percent_of = [](double p) {
-    return format_fixed(100 * p, std::abs(100 * p - std::round(100 * p)) < 1e-9 ? 0 : 1) + "%";
+  const auto shortest = [](double p) {  // 0.1, 0.05, 0.0001: as written in the config
+    std::ostringstream s;
+    s << p;
+    return s.str();
   };
   std::string dropout;
-  if (cfg.model.attention_dropout > 0) dropout += ", attention dropout " + percent_of(cfg.model.attention_dropout);
-  if (layers && cfg.model.hidden_dropout > 0) dropout += ", hidden dropout " + percent_of(cfg.model.hidden_dropout);
+  if (cfg.model.attention_dropout > 0) dropout += ", attention dropout " + shortest(cfg.model.attention_dropout);
+  if (layers && cfg.model.hidden_dropout > 0) dropout += ", hidden dropout " + shortest(cfg.model.hidden_dropout);
   out += "workload: " + model + ", " + scope_name(w.scope) +
          (layers && w.recompute ? " with recomputation" : "") + dropout + ", seq " + std::to_string(w.seq_len) +
          ", batch " + std::to_string(w.batch) + ", " + std::string(rt::dtype_name(w.dtype)) +

@@ -85,7 +85,9 @@ class MegatronLayer final : public LayerStrategy {
         bias_owner_(setup.tp == nullptr || setup.tp->rank() == 0),
         params_(std::move(params)),
         attention_(std::move(setup.attention)),
-        dropout_(model_.hidden_dropout) {}
+        // Under sequence parallelism each TP rank drops out its own rows; without it the TP group holds
+        // the residual stream alike and must draw alike.
+        dropout_(model_.hidden_dropout, sp_ ? setup.seed : setup.replicated_seed) {}
 
   void forget() override {
     sv_ = Saved{};
@@ -97,7 +99,6 @@ class MegatronLayer final : public LayerStrategy {
     const std::int64_t nl = x.dim(0), n = sp_ ? nl * t_size_ : nl, rows = batch_ * n, hd = model_.head_dim;
     auto& P = params_;
     sv_ = Saved{};
-    dropout_.next_round();
     sv_.x = x.reshape({batch_ * nl, model_.hidden});
     sv_.h1 = layer_norm(sv_.x, "ln1", sv_.mean1, sv_.rstd1);
     Tensor h1 = gather(sv_.h1);  // g: the whole CP chunk enters the column-parallel block
@@ -198,6 +199,7 @@ class MegatronLayer final : public LayerStrategy {
     ready({"ln1.gamma", "ln1.beta"});
     out.dx = out.dx.reshape(dy_in.shape());
     sv_ = Saved{};
+    dropout_.backward_done();
     return out;
   }
 

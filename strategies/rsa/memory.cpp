@@ -99,14 +99,23 @@ std::vector<Moment> rsa_moments(const StepConfig& c, bool backward) {
 
 // Tensors strategies/layer.cpp keeps from forward to backward for one layer (without the attention
 // core's own): x, h1, o2, r1, h2 [rows, hidden]; mean/rstd of both LNs [rows]; f1, g [rows, ffn] (and
-// SwiGLU's f3); with hidden dropout the two residual adds' masks, a byte per element of [rows, hidden].
+// SwiGLU's f3).
 double layer_saved_bytes(const StepConfig& c) {
   const double e = static_cast<double>(rt::dtype_bytes(c.workload.dtype));
   const double rows = static_cast<double>(c.workload.batch * c.workload.seq_len / c.degree);
   const double hidden = static_cast<double>(c.model.hidden), ffn = static_cast<double>(c.model.ffn_hidden);
   const double mlp_tensors = c.model.mlp == models::Mlp::swiglu ? 3 : 2;
-  const double masks = c.model.hidden_dropout > 0 ? 2 * std::ceil(rows * hidden / e) * e : 0;
-  return (5 * rows * hidden + 4 * rows + mlp_tensors * rows * ffn) * e + masks;
+  return (5 * rows * hidden + 4 * rows + mlp_tensors * rows * ffn) * e;
+}
+
+// Hidden dropout's two masks, a byte per element of [rows, hidden] (Device::empty_mask): a layer holds
+// them from its residual adds to its backward's MLP and Wo, so never while its own attention runs,
+// only while other layers' do.
+double hidden_dropout_masks(const StepConfig& c) {
+  if (c.model.hidden_dropout == 0) return 0;
+  const double e = static_cast<double>(rt::dtype_bytes(c.workload.dtype));
+  const double rows = static_cast<double>(c.workload.batch * c.workload.seq_len / c.degree);
+  return 2 * std::ceil(rows * static_cast<double>(c.model.hidden) / e) * e;
 }
 
 }  // namespace
@@ -123,7 +132,7 @@ Modelled<MemoryEstimate> rsa_memory(const StepConfig& c) {
   // q, k, v are also what the attention keeps of a layer, and probs (and the dropped-out probs) the RSA
   // state carried to backward.
   const double attention_kept = z.q + 2 * z.k + (backward ? z.s + z.dropped + z.mask : 0);
-  const double per_layer = layer_saved_bytes(c) + attention_kept;
+  const double per_layer = layer_saved_bytes(c) + hidden_dropout_masks(c) + attention_kept;
   const double layers = c.workload.scope == models::Scope::model ? static_cast<double>(c.model.layers) : 1;
   double kept_other_layers = (layers - 1) * per_layer;
   if (c.workload.recompute) {

@@ -28,6 +28,7 @@
 #include <cmath>
 #include <utility>
 
+#include "runtime/core/hash.hpp"
 #include "strategies/layouts.hpp"
 #include "strategies/strategy.hpp"
 
@@ -55,7 +56,8 @@ class RingSelfAttention final : public AttentionStrategy {
         problem_(ctx.problem),
         reduction_(parse_reduction(ctx.options.at("grad_reduction"))),
         rows_(ctx.positions),
-        cols_(rt::Positions::range(0, problem_.seq_len)) {}
+        cols_(rt::Positions::range(0, problem_.seq_len)),
+        seed_(ctx.seed) {}
 
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v) override {
     q_ = q;
@@ -72,10 +74,9 @@ class RingSelfAttention final : public AttentionStrategy {
     dev_.softmax(scores, probs_, scale(), mask());
     dropped_ = probs_;
     if (dropout() > 0) {  // Megatron-LM's attention dropout: a kernel of its own on the probabilities
-      ++dropout_round_;
       dropped_ = dev_.empty({bh, c, s});
       mask_ = dev_.empty_mask(probs_.numel());
-      dev_.dropout(probs_, Tensor(), dropped_, mask_, dropout(), dropout_round_ * 4 + 3);
+      dev_.dropout(probs_, Tensor(), dropped_, mask_, dropout(), rt::WordHash().add(seed_).add(dropout_round_).value());
     }
     Tensor o = dev_.empty({bh, c, q.dim(2)});
     bool first = true;
@@ -118,6 +119,7 @@ class RingSelfAttention final : public AttentionStrategy {
     });
     g.dk = reduce_key_grad(dscores, q_, k_.dim(0));
     if (reduction_ == GradReduction::allreduce_slice_div) dev_.scale(g.dq, 1.0 / comm_.size());
+    ++dropout_round_;  // a forward run again before this backward (recomputation) drew the same mask
     return g;
   }
 
@@ -203,6 +205,7 @@ class RingSelfAttention final : public AttentionStrategy {
   Tensor q_, k_, v_, probs_;
   Tensor dropped_;  // probs_ after dropout (probs_ itself without): what multiplies V
   Tensor mask_;     // its keep mask, a byte per element, until the backward's dropout
+  std::uint64_t seed_;  // the rank's and layer's (StrategyContext::seed)
   std::uint64_t dropout_round_ = 0;
   std::vector<Tensor> viewed_;
 };

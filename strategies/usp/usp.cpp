@@ -105,12 +105,12 @@ class Usp final : public AttentionStrategy {
                                             *ring_comm_,
                                             heads,
                                             {{"layout", ctx.options.at("layout")}},
-                                            layout_positions(layout, rank / u, r, pr)});
+                                            layout_positions(layout, rank / u, r, pr), ctx.seed});
     // The Ulysses level: the group's s/r tokens.
     models::AttnProblem group_problem = pr;
     group_problem.seq_len = pr.seq_len / r;
     core_ = make_ulysses(StrategyContext{ctx.dev, *ulysses_comm_, group_problem, ulysses_options(ctx.options),
-                                         std::move(ctx.positions)},
+                                         std::move(ctx.positions), ctx.seed},
                          std::move(ring_attention));
   }
 

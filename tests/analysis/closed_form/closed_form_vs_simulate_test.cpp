@@ -96,6 +96,30 @@ TEST_CASE("memory model vs simulator: the hand-derived RSA peaks are the traced 
     }
 }
 
+TEST_CASE("memory model vs simulator at layer and model scope: dropout adds what the trace adds") {
+  // The layer-scope model is a bound built from moments, not the traced peak itself (the replicated
+  // layer's own transients differ); what dropout adds to it must be what it adds to the trace: the
+  // attention's dropped-out probabilities and mask at the layer's peak, and, at model scope, every other
+  // layer's two hidden-dropout masks (a layer's own are freed before its attention's backward).
+  for (const std::string scope : {"layer", "model"}) {
+    CAPTURE(scope);
+    auto cfg_of = [&](double p) {
+      Json doc = {{"schema_version", 1},
+                  {"model", {{"preset", "bert-large"}, {"layers", 3}, {"attention_dropout", p}, {"hidden_dropout", p}}},
+                  {"workload", {{"seq_len", 8192}, {"scope", scope}}},
+                  {"cluster", {{"preset", "dgx-a100"}}},
+                  {"strategy", {{"name", "rsa"}, {"degree", 8}, {"options", {{"grad_reduction", "ring"}}}}}};
+      return parse_config(doc, "");
+    };
+    const Config plain = cfg_of(0), drop = cfg_of(0.1);
+    const auto traced = [](const Config& c) {
+      return static_cast<double>(simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes);
+    };
+    CHECK(memory_model(drop)->peak_bytes - memory_model(plain)->peak_bytes == traced(drop) - traced(plain));
+    CHECK(traced(drop) > traced(plain));
+  }
+}
+
 TEST_CASE("a Hugging Face config.json gives the same simulated result as the equivalent preset") {
   // meta-llama/Llama-2-7b-hf's config.json (the fields spsim reads; the preset cites the same values;
   // hidden_act silu makes its MLP SwiGLU, as the preset's mlp says).

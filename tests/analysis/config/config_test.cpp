@@ -503,7 +503,8 @@ TEST_CASE("model.attention_dropout and hidden_dropout: probabilities, 0 by defau
       {"negative", [](Json& d) { d["model"]["attention_dropout"] = -0.1; }, "model.attention_dropout",
        {"probability", "-0.1"}},
       {"one", [](Json& d) { d["model"]["hidden_dropout"] = 1; }, "model.hidden_dropout", {"< 1"}},
-      {"string", [](Json& d) { d["model"]["hidden_dropout"] = "0.1"; }, "model.hidden_dropout"},
+      {"string", [](Json& d) { d["model"]["hidden_dropout"] = "0.1"; }, "model.hidden_dropout",
+       {"probability", "string \"0.1\""}},
       {"fused kernels",
        [](Json& d) {
          d["model"]["attention_dropout"] = 0.1;
