@@ -1,11 +1,21 @@
-// Shared Device helpers: zeros() and Mask fractions.
+// Shared Device helpers: empty_mask(), the dropout checks, zeros() and Mask fractions.
 #include "runtime/device.hpp"
+
+#include <string>
 
 namespace spsim::rt {
 
 Tensor Device::empty_mask(std::int64_t n) {
   const auto e = static_cast<std::int64_t>(dtype_bytes(dtype()));
   return empty({(n + e - 1) / e});
+}
+
+void Device::check_dropout(std::string_view op, double p, const Tensor& mask, std::int64_t n) {
+  if (!(p >= 0 && p < 1))
+    throw RuntimeError(std::string(op) + ": probability " + std::to_string(p) + " is not in [0, 1)");
+  if (static_cast<std::uint64_t>(mask.numel()) * dtype_bytes(mask.dtype()) < static_cast<std::uint64_t>(n))
+    throw RuntimeError(std::string(op) + ": mask " + to_string(mask.shape()) + " holds fewer than the " +
+                       std::to_string(n) + " bytes of a byte per element");
 }
 
 Tensor Device::zeros(const Shape& shape) {

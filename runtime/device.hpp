@@ -62,6 +62,9 @@ class Device {
   [[nodiscard]] Tensor empty_like(const Tensor& t) { return empty(t.shape()); }
   // Room for a byte per element of an n-element tensor (a dropout mask), in elements of dtype().
   [[nodiscard]] Tensor empty_mask(std::int64_t n);
+  // The checks every device's dropout makes: 0 <= p < 1, and room in `mask` for a byte per element of
+  // an n-element tensor; RuntimeError naming `op` otherwise.
+  static void check_dropout(std::string_view op, double p, const Tensor& mask, std::int64_t n);
   virtual void fill(Tensor& t, double value) = 0;
   // Host <-> device. Data-less backends (trace) accept and ignore values and return zeros from to_host.
   [[nodiscard]] virtual Tensor from_host(std::span<const double> values, const Shape& shape) = 0;

@@ -168,6 +168,13 @@ double expect_positive_number(const Json& value, const std::string& where) {
   return v;
 }
 
+double expect_probability(const Json& value, const std::string& where) {
+  if (!value.is_number() || !(value.get<double>() >= 0 && value.get<double>() < 1))
+    throw InputError(where, "expected a probability >= 0 and < 1 (0.1 = drop one element in ten), got " +
+                                describe_json(value));
+  return value.get<double>();
+}
+
 std::string expect_string(const Json& value, const std::string& where) {
   if (!value.is_string()) throw InputError(where, "expected a string, got " + describe_json(value));
   return value.get<std::string>();

@@ -31,6 +31,7 @@ using Json = nlohmann::ordered_json;
 [[nodiscard]] std::int64_t expect_integer(const Json& value, const std::string& where, std::int64_t min);
 [[nodiscard]] std::uint64_t expect_unsigned(const Json& value, const std::string& where);
 [[nodiscard]] double expect_positive_number(const Json& value, const std::string& where);  // finite, > 0
+[[nodiscard]] double expect_probability(const Json& value, const std::string& where);  // 0 <= p < 1
 [[nodiscard]] std::string expect_string(const Json& value, const std::string& where);
 [[nodiscard]] bool expect_bool(const Json& value, const std::string& where);
 // A string from `choices` ("unknown value 'x'; valid choices: ...").

@@ -27,11 +27,8 @@ struct ModelFields {
 void read_dropout(const JsonObject& obj, ModelFields& fields) {
   for (const auto& key : schema::dropout_keys) {
     if (!obj.has(key)) continue;
-    const Json& v = obj.at(key);
-    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() < 1))
-      throw InputError(obj.path(key), "expected a probability >= 0 and < 1 (0.1 = drop one element in ten), got " +
-                                          describe_json(v));
-    (key == "attention_dropout" ? fields.attention_dropout : fields.hidden_dropout) = v.get<double>();
+    (key == "attention_dropout" ? fields.attention_dropout : fields.hidden_dropout) =
+        expect_probability(obj.at(key), obj.path(key));
   }
 }
 

@@ -198,8 +198,7 @@ void check_value(const Settable& s, const Json& value, const std::string& where,
       (void)expect_positive_number(value, where);
       return;
     case Kind::probability:
-      if (!value.is_number() || !(value.get<double>() >= 0 && value.get<double>() < 1))
-        throw InputError(where, "expected a probability >= 0 and < 1, got " + describe_json(value));
+      (void)expect_probability(value, where);
       return;
     case Kind::text:
       (void)expect_string(value, where);

@@ -120,17 +120,12 @@ void layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mea
 }
 
 namespace {
-void check_dropout_p(double p, std::string_view op) {
-  if (!(p >= 0 && p < 1)) fail(op, "probability " + std::to_string(p) + " is not in [0, 1)");
-}
-// The mask's bytes (Device::empty_mask: a byte per element of `of`, in T-sized elements); M is T or
-// const T.
+// The bytes of a dropout mask (Device::empty_mask: a byte per element, in T-sized elements) after the
+// checks every device makes; M is T or const T.
 template <class M, class Mask>
-auto mask_bytes(Mask& mask, const Tensor& of, std::string_view op) {
+auto mask_bytes(Mask& mask, double p, const Tensor& of, std::string_view op) {
+  Device::check_dropout(op, p, mask, of.numel());
   M* m = data_of<std::remove_const_t<M>>(mask, op, "mask");
-  if (static_cast<std::uint64_t>(mask.numel()) * sizeof(M) < static_cast<std::uint64_t>(of.numel()))
-    fail(op, "mask " + to_string(mask.shape()) + " holds fewer than the " + std::to_string(of.numel()) +
-                 " bytes of a byte per element");
   using Byte = std::conditional_t<std::is_const_v<M>, const unsigned char, unsigned char>;
   return reinterpret_cast<Byte*>(m);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): its bytes
 }
@@ -139,11 +134,10 @@ auto mask_bytes(Mask& mask, const Tensor& of, std::string_view op) {
 template <class T>
 void dropout(const Tensor& x, const Tensor& residual, Tensor& y, Tensor& mask, double p, std::uint64_t seed) {
   constexpr std::string_view op = "dropout";
-  check_dropout_p(p, op);
   const T* px = data_of<T>(x, op, "x");
   const T* pr = residual.defined() ? data_of<T>(residual, op, "residual") : nullptr;
   T* py = data_of<T>(y, op, "y");
-  unsigned char* keep = mask_bytes<T>(mask, x, op);  // NOLINT(misc-const-correctness)
+  unsigned char* keep = mask_bytes<T>(mask, p, x, op);  // NOLINT(misc-const-correctness)
   expect_shape(y, x.shape(), op, "y");
   if (pr != nullptr) expect_shape(residual, x.shape(), op, "residual");
   const T keep_scale = T(1) / (T(1) - static_cast<T>(p));
@@ -157,10 +151,9 @@ void dropout(const Tensor& x, const Tensor& residual, Tensor& y, Tensor& mask, d
 template <class T>
 void dropout_backward(const Tensor& dy, const Tensor& mask, Tensor& dx, double p) {
   constexpr std::string_view op = "dropout_backward";
-  check_dropout_p(p, op);
   const T* pdy = data_of<T>(dy, op, "dy");
   T* pdx = data_of<T>(dx, op, "dx");
-  const unsigned char* keep = mask_bytes<const T>(mask, dy, op);
+  const unsigned char* keep = mask_bytes<const T>(mask, p, dy, op);
   expect_shape(dx, dy.shape(), op, "dx");
   const T keep_scale = T(1) / (T(1) - static_cast<T>(p));
   for (std::int64_t i = 0, n = dy.numel(); i < n; ++i) pdx[i] = keep[i] != 0 ? pdy[i] * keep_scale : T(0);

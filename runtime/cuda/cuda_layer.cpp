@@ -97,20 +97,10 @@ void CudaDevice::layer_norm_backward(const Tensor& x, const Tensor& gamma, const
                                           s_->ptr(dbeta, "dbeta"), rows, cols, s_->stream);
 }
 
-namespace {
-void require_dropout(double p, const Tensor& mask, Index n, const char* op) {
-  if (!(p >= 0 && p < 1))
-    throw RuntimeError(std::string(op) + ": probability " + std::to_string(p) + " is not in [0, 1)");
-  if (static_cast<std::uint64_t>(mask.numel()) * dtype_bytes(mask.dtype()) < static_cast<std::uint64_t>(n))
-    throw RuntimeError(std::string(op) + ": mask " + to_string(mask.shape()) + " holds fewer than " +
-                       std::to_string(n) + " bytes (a byte per element)");
-}
-}  // namespace
-
 void CudaDevice::dropout(const Tensor& x, const Tensor& residual, Tensor& y, Tensor& mask, double p,
                          std::uint64_t seed) {
   cuda_detail::OpScope scope(*s_, OpClass::elementwise);
-  require_dropout(p, mask, x.numel(), "dropout");
+  check_dropout("dropout", p, mask, x.numel());
   require_numel(y, x.numel(), "dropout y");
   if (residual.defined()) require_numel(residual, x.numel(), "dropout residual");
   cuda_detail::dropout(s_->dtype, s_->ptr(x, "x"), residual.defined() ? s_->ptr(residual, "residual") : nullptr,
@@ -119,7 +109,7 @@ void CudaDevice::dropout(const Tensor& x, const Tensor& residual, Tensor& y, Ten
 
 void CudaDevice::dropout_backward(const Tensor& dy, const Tensor& mask, Tensor& dx, double p) {
   cuda_detail::OpScope scope(*s_, OpClass::elementwise);
-  require_dropout(p, mask, dy.numel(), "dropout_backward");
+  check_dropout("dropout_backward", p, mask, dy.numel());
   require_numel(dx, dy.numel(), "dropout_backward dx");
   cuda_detail::dropout_backward(s_->dtype, s_->ptr(dy, "dy"), s_->ptr(mask, "mask"), s_->ptr(dx, "dx"), dy.numel(),
                                 p, s_->stream);

@@ -392,27 +392,17 @@ void TraceDevice::layer_norm_backward(const Tensor& x, const Tensor& gamma, cons
           dbeta.shape()});
 }
 
-namespace {
-// A dropout mask holds a byte per element of the tensor it masks (Device::empty_mask).
-void check_mask(std::string_view op, const Tensor& mask, const Tensor& of) {
-  if (static_cast<std::uint64_t>(mask.numel()) * dtype_bytes(mask.dtype()) < static_cast<std::uint64_t>(of.numel()))
-    fail(op, "mask " + to_string(mask.shape()) + " holds fewer than the " + std::to_string(of.numel()) +
-                 " bytes of a byte per element");
-}
-}  // namespace
-
 void TraceDevice::dropout(const Tensor& x, const Tensor& residual, Tensor& y, Tensor& mask, double p,
                           std::uint64_t /*seed*/) {
   check(x, "dropout", "x");
   check(y, "dropout", "y");
   check(mask, "dropout", "mask");
   same_shape("dropout", x, "x", y, "y");
-  check_mask("dropout", mask, x);
+  check_dropout("dropout", p, mask, x.numel());
   if (residual.defined()) {
     check(residual, "dropout", "residual");
     same_shape("dropout", x, "x", residual, "residual");
   }
-  if (!(p >= 0 && p < 1)) fail("dropout", "probability " + std::to_string(p) + " is not in [0, 1)");
   record("dropout", cost::dropout(x.shape(), dtype_, residual.defined()), {x.shape(), y.shape()});
 }
 
@@ -421,8 +411,7 @@ void TraceDevice::dropout_backward(const Tensor& dy, const Tensor& mask, Tensor&
   check(dx, "dropout_backward", "dx");
   check(mask, "dropout_backward", "mask");
   same_shape("dropout_backward", dy, "dy", dx, "dx");
-  check_mask("dropout_backward", mask, dy);
-  if (!(p >= 0 && p < 1)) fail("dropout_backward", "probability " + std::to_string(p) + " is not in [0, 1)");
+  check_dropout("dropout_backward", p, mask, dy.numel());
   record("dropout_backward", cost::dropout_backward(dy.shape(), dtype_), {dy.shape(), dx.shape()});
 }
 

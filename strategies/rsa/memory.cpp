@@ -62,24 +62,22 @@ std::vector<Moment> rsa_moments(const StepConfig& c, bool backward) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
   };
-  const MemoryTerm dropped{"dropped-out probs, mask", z.dropped + z.mask};
+  // With attention dropout, the dropped-out probabilities and their mask, from the dropout to the dV
+  // reduction; without it no term (the moments are the plain attention's).
+  const std::vector<MemoryTerm> dropped =
+      z.dropped > 0 ? std::vector<MemoryTerm>{{"dropped-out probs, mask", z.dropped + z.mask}}
+                    : std::vector<MemoryTerm>{};
   std::vector<Moment> m = {
       {"forward K ring", {in, {"scores", z.s}, bufs, blk}},
       {"forward softmax", {in, {"scores, probs", 2 * z.s}}},
   };
-  if (z.dropped > 0) m.push_back({"forward dropout", {in, {"scores, probs", 2 * z.s}, dropped}});
-  m.push_back({"forward V ring", {in, {"scores, probs", 2 * z.s}, dropped, {"o", z.q}, bufs, blk}});
-  // Without attention dropout the moments are those of the plain attention (no zero-byte term).
-  const auto strip_dropped = [&](std::vector<Moment> moments) {
-    if (z.dropped == 0)
-      for (auto& moment : moments)
-        std::erase_if(moment.terms, [&](const MemoryTerm& t) { return t.name == dropped.name; });
-    return moments;
-  };
-  if (!backward) return strip_dropped(std::move(m));
+  if (z.dropped > 0) m.push_back({"forward dropout", with({in, {"scores, probs", 2 * z.s}}, dropped)});
+  m.push_back({"forward V ring", with({in, {"scores, probs", 2 * z.s}, {"o", z.q}, bufs, blk}, dropped)});
+  if (!backward) return m;
   const MemoryTerm held{"o", z.q};
-  m.push_back({"backward V ring", {in, held, {"probs, dprobs", 2 * z.s}, dropped, bufs, blk}});
-  m.push_back({"backward dV reduce", with({in, held, {"probs, dprobs", 2 * z.s}, dropped}, z.reduction(p))});
+  m.push_back({"backward V ring", with({in, held, {"probs, dprobs", 2 * z.s}, bufs, blk}, dropped)});
+  m.push_back(
+      {"backward dV reduce", with(with({in, held, {"probs, dprobs", 2 * z.s}}, dropped), z.reduction(p))});
   // After the dV reduction, all-reduce-then-slice still holds the full dV buffer behind its chunk.
   const std::vector<MemoryTerm> dv_view =
       z.view_kept ? std::vector<MemoryTerm>{{"full-length dV behind the dV view", z.f}}
@@ -94,7 +92,7 @@ std::vector<Moment> rsa_moments(const StepConfig& c, bool backward) {
   m.push_back({"backward dK reduce",
                with(with({in, held, {"dprobs, dscores", 2 * z.s}, {"dV", z.k}, {"dq", z.q}}, z.reduction(p)),
                     dv_view)});
-  return strip_dropped(std::move(m));
+  return m;
 }
 
 // Tensors strategies/layer.cpp keeps from forward to backward for one layer (without the attention
