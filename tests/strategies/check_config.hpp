@@ -8,6 +8,9 @@
 
 #include "analysis/check/check.hpp"
 #include "analysis/config/config.hpp"
+#include "models/random.hpp"
+#include "runtime/device.hpp"
+#include "strategies/layer_strategy.hpp"
 #include "strategies/strategy.hpp"
 
 namespace spsim::strategies_test {
@@ -49,6 +52,16 @@ inline void expect_exact(const analysis::Config& cfg) {
     CHECK(t.cmp.rel_err <= 1e-12);
     CHECK(t.cmp.pass);
   }
+}
+
+// A weight shard of layer `layer` for suites that build strategies::Step themselves: normal values of
+// standard deviation `stddev`, seeded by the layer and the shard (its name length and start).
+inline rt::Tensor seeded_weight(rt::Device& dev, int layer, const strategies::ParamShard& s, double stddev) {
+  return dev.from_host(models::random_vector(rt::numel(s.local()),
+                                             1000 * static_cast<std::uint64_t>(layer) + s.name.size() +
+                                                 static_cast<std::uint64_t>(s.start),
+                                             stddev),
+                       s.local());
 }
 
 }  // namespace spsim::strategies_test

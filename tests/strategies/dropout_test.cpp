@@ -86,13 +86,7 @@ std::vector<RankResult> run(const analysis::Config& cfg, double eps, bool backwa
           if (which == strategies::StepInput::d_y) mine.dy = v;
           return dev.from_host(v, shape);
         },
-        [&](int layer, const strategies::ParamShard& s) {
-          return dev.from_host(models::random_vector(rt::numel(s.local()),
-                                                     1000 * static_cast<std::uint64_t>(layer) + s.name.size() +
-                                                         static_cast<std::uint64_t>(s.start),
-                                                     0.3),
-                               s.local());
-        },
+        [&](int layer, const strategies::ParamShard& s) { return strategies_test::seeded_weight(dev, layer, s, 0.3); },
         [&](std::int64_t elements) { return dev.empty({elements}); }};
     strategies::Step s(step, cfg.strategy.info(), dev, comm, data);
     s.forward();

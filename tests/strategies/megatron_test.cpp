@@ -382,11 +382,7 @@ TEST_CASE("recomputation over 3 layers: the same outputs and gradients, exactly"
                                    shape);
             },
             [&](int layer, const strategies::ParamShard& s) {
-              return dev.from_host(models::random_vector(rt::numel(s.local()),
-                                                         1000 * static_cast<std::uint64_t>(layer) + s.name.size() +
-                                                             static_cast<std::uint64_t>(s.start),
-                                                         0.1),
-                                   s.local());
+              return strategies_test::seeded_weight(dev, layer, s, 0.1);
             },
             [&](std::int64_t elements) { return dev.empty({elements}); }};
         strategies::Step s(step, cfg.strategy.info(), dev, comm, data);
