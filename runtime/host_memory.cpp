@@ -47,6 +47,13 @@ double mapped_bytes() {
 
 }  // namespace
 
+double resident_bytes() {
+  std::ifstream in("/proc/self/statm");
+  double size = 0, resident = 0;
+  if (!(in >> size >> resident)) return 0;
+  return resident * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
 MemoryLimit host_memory_limit(std::optional<double> requested) {
   if (requested) return {*requested, "--max-memory"};
   MemoryLimit out{std::numeric_limits<double>::infinity(), "no limit found"};

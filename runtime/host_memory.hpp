@@ -22,6 +22,9 @@ struct MemoryLimit {
 // Where none can be read, +infinity.
 [[nodiscard]] MemoryLimit host_memory_limit(std::optional<double> requested = std::nullopt);
 
+// Bytes of this process in memory now (/proc/self/statm's resident pages); 0 where it cannot be read.
+[[nodiscard]] double resident_bytes();
+
 // Runs `f`; an allocation failure inside it (or a thread that could not be started for lack of
 // memory) becomes a ResourceError at "memory" naming `stage` ("tracing the step", ...), never an
 // internal error.

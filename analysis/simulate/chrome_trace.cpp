@@ -98,8 +98,8 @@ void comm_events(EventWriter& w, int rank, const rt::trace::RankTrace& trace, co
   }
 }
 
-void phase_events(EventWriter& w, int rank, const rt::trace::RankTrace& trace, const sim::RankTimeline& tl) {
-  for (const auto& p : sim::phase_spans(trace, tl))
+void phase_events(EventWriter& w, int rank, const sim::RankTimeline& tl) {
+  for (const auto& p : sim::phase_spans(tl))
     w.event(head("X", rank, 2, p.name) + ",\"cat\":\"phase\"" + span(p.start, p.end));
 }
 
@@ -130,7 +130,7 @@ void write_chrome_trace(const std::filesystem::path& path, const std::string& wh
     metadata(w, rank, cluster.device(cluster.gpus()[r]).name);
     compute_events(w, rank, traces[r], replay.ranks[r]);
     comm_events(w, rank, traces[r], replay.ranks[r], replay);
-    phase_events(w, rank, traces[r], replay.ranks[r]);
+    phase_events(w, rank, replay.ranks[r]);
     if (r < memory.size()) memory_events(w, rank, memory[r]);
   }
   out << "\n]}\n";

@@ -42,8 +42,8 @@ std::filesystem::path trace_path(const Config& cfg, const SimulateOptions& optio
   return p.is_absolute() || cfg.source.empty() ? p : cfg.source.parent_path() / p;
 }
 
-RankSummary rank_summary(int rank, const RankTrace& trace, const sim::RankTimeline& tl, sim::Time step,
-                         const sim::MemoryProfile& mem, std::map<std::string, double>& bytes_by_kind) {
+RankSummary rank_summary(int rank, const sim::RankTimeline& tl, sim::Time step,
+                         std::map<std::string, double>& bytes_by_kind) {
   const auto busy = sim::stream_busy(tl);
   RankSummary r;
   r.rank = rank;
@@ -53,27 +53,24 @@ RankSummary rank_summary(int rank, const RankTrace& trace, const sim::RankTimeli
   r.idle_s = (step - busy.compute - busy.exposed_comm).seconds();
   for (const auto& c : tl.comm) {
     r.bytes_sent += c.bytes_sent;
-    const auto& op = std::get<rt::trace::CommOp>(trace.records[c.record]);
-    bytes_by_kind[std::string(rt::trace::comm_kind_name(op.kind))] += c.bytes_sent;
+    bytes_by_kind[std::string(rt::trace::comm_kind_name(c.kind))] += c.bytes_sent;
   }
-  r.peak_memory_bytes = mem.peak_bytes;
+  r.peak_memory_bytes = tl.peak_bytes;
   return r;
 }
 
 // Compute ops by name and comm ops by kind on one rank, most time first.
-std::vector<OpSummary> top_ops(const RankTrace& trace, const sim::RankTimeline& tl, std::size_t limit) {
+std::vector<OpSummary> top_ops(const sim::RankTimeline& tl, std::size_t limit) {
   std::map<std::string, OpSummary> by_name;
-  for (const auto& c : tl.compute) {
-    const auto& op = std::get<rt::trace::ComputeOp>(trace.records[c.record]);
-    auto& s = by_name[std::string(op.name)];
-    s.name = op.name;
-    ++s.count;
-    s.time_s += (c.end - c.start).seconds();
-    s.flops += op.flops;
+  for (const auto& c : tl.compute_totals) {
+    auto& s = by_name[std::string(c.name)];
+    s.name = c.name;
+    s.count = c.count;
+    s.time_s = c.time_s;
+    s.flops = c.flops;
   }
   for (const auto& c : tl.comm) {
-    const auto& op = std::get<rt::trace::CommOp>(trace.records[c.record]);
-    const std::string name = std::string(rt::trace::comm_kind_name(op.kind)) + " (comm)";
+    const std::string name = std::string(rt::trace::comm_kind_name(c.kind)) + " (comm)";
     auto& s = by_name[name];
     s.name = name;
     ++s.count;
@@ -89,19 +86,18 @@ std::vector<OpSummary> top_ops(const RankTrace& trace, const sim::RankTimeline& 
 
 // Phase lengths on the critical rank (the one that sets the step time), so forward + backward add up
 // to (at most) its busy span; a global span would mix the skews of different ranks.
-void phase_times(const RankTrace& trace, const sim::RankTimeline& timeline, SimSummary& s) {
-  for (const auto& p : sim::phase_spans(trace, timeline)) {
+void phase_times(const sim::RankTimeline& timeline, SimSummary& s) {
+  for (const auto& p : sim::phase_spans(timeline)) {
     if (p.name == "forward") s.forward_s += (p.end - p.start).seconds();
     if (p.name == "backward") s.backward_s += (p.end - p.start).seconds();
   }
 }
 
-void algorithm_names(std::span<const RankTrace> traces, const sim::ReplayResult& res, SimSummary& s) {
+void algorithm_names(const sim::ReplayResult& res, SimSummary& s) {
   // Distinct (kind, algorithm, protocol) first, as numbers: a large replay has millions of comm ops.
   std::set<std::tuple<rt::CommKind, int, sim::Protocol>> seen;
-  for (std::size_t r = 0; r < traces.size(); ++r)
-    for (const auto& c : res.ranks[r].comm)
-      seen.emplace(std::get<rt::trace::CommOp>(traces[r].records[c.record]).kind, c.algorithm, c.protocol);
+  for (const auto& tl : res.ranks)
+    for (const auto& c : tl.comm) seen.emplace(c.kind, c.algorithm, c.protocol);
   std::map<std::string, std::set<std::string>> used;
   for (const auto& [kind, algorithm, protocol] : seen) {
     const std::string algo = algorithm >= 0 ? res.algorithms[static_cast<std::size_t>(algorithm)] : "p2p";
@@ -172,21 +168,34 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
   const auto stage = [&](const std::string& what) {
     if (options.progress) options.progress(what);
   };
-  stage("tracing the step on " + std::to_string(cfg.world()) + " ranks");
-  const auto traces = rt::in_stage("tracing the step", [&] { return trace_config(cfg, limit.bytes / 2); });
-  check_replay_memory(traces, limit);
-  // The memory curve (issue times, a point per Alloc/Free on every rank) is only drawn in a Chrome trace.
+  // The memory curve (issue times, a point per Alloc/Free on every rank) is only drawn in a Chrome trace,
+  // which needs every record after the replay: only then are the traces taken whole. Otherwise each
+  // rank's records stream into the replay as its cursor reaches them.
   std::string where;
   const auto path = trace_path(cfg, options, where);
   sim::ReplayOptions replay_opts = replay_options(cfg);
   replay_opts.issue_times = !path.empty();
-  std::size_t records = 0;
-  for (const auto& t : traces) records += t.records.size();
-  stage("replaying " + std::to_string(records) + " records on " + cluster.config().name);
-  const auto res = rt::in_stage("replaying the step",
-                                [&] { return sim::replay(traces, cluster, mode, model, replay_opts); });
+  std::vector<RankTrace> traces;
+  sim::ReplayResult res;
+  if (!path.empty()) {
+    stage("tracing the step on " + std::to_string(cfg.world()) + " ranks");
+    traces = rt::in_stage("tracing the step", [&] { return trace_config(cfg, limit.bytes / 2); });
+    check_replay_memory(traces, limit);
+    std::size_t records = 0;
+    for (const auto& t : traces) records += t.records.size();
+    stage("replaying " + std::to_string(records) + " records on " + cluster.config().name);
+    res = rt::in_stage("replaying the step", [&] { return sim::replay(traces, cluster, mode, model, replay_opts); });
+  } else {
+    stage("tracing and replaying the step on " + std::to_string(cfg.world()) + " ranks of " + cluster.config().name);
+    res = rt::in_stage("tracing and replaying the step", [&] {
+      StreamedStep step(cfg, limit.bytes, limit.source);
+      return sim::replay(step.ranks(), cluster, mode, model, replay_opts);
+    });
+  }
 
-  stage("summarising " + std::to_string(res.events) + " events");
+  std::size_t records = 0;
+  for (const auto& tl : res.ranks) records += tl.records;
+  stage("summarising " + std::to_string(res.events) + " events of " + std::to_string(records) + " records");
   SimSummary s;
   s.step_time_s = res.makespan.seconds();
   s.events = res.events;
@@ -196,24 +205,21 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
   s.compute_slowdown = cfg.simulation.compute_slowdown;
   s.attention_kernel = model.attention_kernel();
   s.gpu_memory_bytes = static_cast<std::uint64_t>(cluster.config().gpu.hbm_bytes);
-  std::vector<sim::MemoryProfile> memory;
-  for (std::size_t r = 0; r < traces.size(); ++r) {
+  for (std::size_t r = 0; r < res.ranks.size(); ++r) {
     const auto& tl = res.ranks[r];
-    memory.push_back(sim::memory_profile(traces[r], tl.issue, replay_opts.issue_times));
     std::map<std::string, double> by_kind;
-    s.ranks.push_back(rank_summary(static_cast<int>(r), traces[r], tl, res.makespan, memory.back(), by_kind));
+    s.ranks.push_back(rank_summary(static_cast<int>(r), tl, res.makespan, by_kind));
     for (const auto& [kind, bytes] : by_kind)
       s.bytes_sent_by_kind[kind] = std::max(s.bytes_sent_by_kind[kind], bytes);
     s.bytes_sent_max = std::max(s.bytes_sent_max, s.ranks.back().bytes_sent);
-    s.peak_memory_bytes = std::max(s.peak_memory_bytes, memory.back().peak_bytes);
+    s.peak_memory_bytes = std::max(s.peak_memory_bytes, tl.peak_bytes);
     // Ties go to the busier rank: a rank that only waits for the busiest one's last message ends
     // with it, but its compute/exposed split says nothing about what sets the step.
     const auto& best = res.ranks[static_cast<std::size_t>(s.critical_rank)];
     const double best_compute = s.ranks[static_cast<std::size_t>(s.critical_rank)].compute_s;
     if (tl.finish > best.finish || (tl.finish == best.finish && s.ranks.back().compute_s > best_compute))
       s.critical_rank = static_cast<int>(r);
-    for (const auto& rec : traces[r].records)
-      if (const auto* op = std::get_if<rt::trace::ComputeOp>(&rec); op && op->skipped) ++s.skipped_ops;
+    s.skipped_ops += tl.skipped;
   }
   s.oom = static_cast<double>(s.peak_memory_bytes) > cluster.config().gpu.hbm_bytes;
   const auto& crit = s.ranks[static_cast<std::size_t>(s.critical_rank)];
@@ -222,9 +228,9 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
   s.exposed_comm_s = crit.exposed_comm_s;
   s.idle_s = crit.idle_s;
   const auto cr = static_cast<std::size_t>(s.critical_rank);
-  s.top_ops = top_ops(traces[cr], res.ranks[cr], 10);
-  phase_times(traces[cr], res.ranks[cr], s);
-  algorithm_names(traces, res, s);
+  s.top_ops = top_ops(res.ranks[cr], 10);
+  phase_times(res.ranks[cr], s);
+  algorithm_names(res, s);
 
   if (options.bars)
     for (std::size_t r = 0; r < res.ranks.size(); ++r) {
@@ -233,7 +239,12 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
       for (const auto& c : res.ranks[r].comm)
         options.bars->push_back({static_cast<int>(r), true, c.ready.seconds(), c.end.seconds()});
     }
-  if (!path.empty()) write_chrome_trace(path, where, traces, res, cluster, memory);
+  if (!path.empty()) {
+    std::vector<sim::MemoryProfile> memory;
+    for (std::size_t r = 0; r < traces.size(); ++r)
+      memory.push_back(sim::memory_profile(traces[r], res.ranks[r].issue, true));
+    write_chrome_trace(path, where, traces, res, cluster, memory);
+  }
   return s;
 }
 

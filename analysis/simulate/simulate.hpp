@@ -70,12 +70,13 @@ struct SimulateOptions {
   // to end) of every rank: the timeline `spsim gantt` draws.
   std::vector<GanttBar>* bars = nullptr;
   // Host memory the simulation may use (--max-memory, or a share of it for a sweep point), else what
-  // the machine has free (rt::host_memory_limit): the traces may take half of it, the replay the rest.
-  // Past it: a ResourceError.
+  // the machine has free (rt::host_memory_limit). Streamed, the replay may grow by all of it; traced
+  // whole (for a Chrome trace), the traces may take half of it and the replay the rest. Past it: a
+  // ResourceError.
   std::optional<rt::MemoryLimit> memory_limit;
-  // When set, called as each stage starts ("tracing the step on 1024 ranks", "replaying …",
-  // "summarising …"): `spsim simulate` shows them on a terminal (or with --progress), since a
-  // 1,000-GPU what-if takes a while.
+  // When set, called as each stage starts ("tracing and replaying the step on 1024 ranks of …", or
+  // "tracing …" then "replaying …" when a Chrome trace is written, then "summarising …"): `spsim
+  // simulate` shows them on a terminal (or with --progress), since a 1,000-GPU what-if takes a while.
   std::function<void(const std::string& stage)> progress;
   // No Chrome trace at all (what a sweep point or a test wants).
   [[nodiscard]] static SimulateOptions without_trace_file() {
@@ -85,8 +86,9 @@ struct SimulateOptions {
   }
 };
 
-// Traces config's strategy on strategy.degree ranks (strategies/step.hpp), replays the traces on the
-// config's cluster (sim/replay) and summarises. Throws InputError for bad input: a sweep template
+// Traces config's strategy on its ranks (strategies/step.hpp), replays the traces on the config's
+// cluster (sim/replay) and summarises; each rank's records stream into the replay as it needs them
+// (StreamedStep), unless a Chrome trace is written. Either way the summary is the same. Throws InputError for bad input: a sweep template
 // (run compare instead), a degree larger than the cluster (strategy.degree), an unknown cluster
 // preset/GPU, a collective algorithm that cannot run (collectives.<kind>), a dtype the GPU lacks.
 [[nodiscard]] SimSummary simulate(const Config& config, const SimulateOptions& options = {});

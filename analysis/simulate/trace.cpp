@@ -4,15 +4,16 @@
 #include "analysis/closed_form/closed_form.hpp"
 #include "analysis/report/table.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/host_memory.hpp"
 #include "runtime/trace/trace_ranks.hpp"
+#include "runtime/trace/trace_streams.hpp"
 #include "strategies/step.hpp"
 
 namespace spsim::analysis {
 
-std::vector<rt::trace::RankTrace> trace_step(const strategies::StepConfig& step,
-                                             const strategies::StrategyInfo& info, int world, rt::DType dtype,
-                                             double budget_bytes) {
-  auto rank = [&](rt::Device& dev, rt::Comm& comm) {
+std::function<void(rt::Device&, rt::Comm&)> step_program(const strategies::StepConfig& step,
+                                                        const strategies::StrategyInfo& info) {
+  return [&step, &info](rt::Device& dev, rt::Comm& comm) {
     const strategies::StepData data{
         [&](strategies::StepInput, const rt::Shape& shape, const auto&) { return dev.from_host({}, shape); },
         [&](int, const strategies::ParamShard& shard) { return dev.from_host({}, shard.local()); },
@@ -21,8 +22,13 @@ std::vector<rt::trace::RankTrace> trace_step(const strategies::StepConfig& step,
     s.forward();
     if (step.workload.passes == models::Passes::fwd_bwd) s.backward();
   };
+}
+
+std::vector<rt::trace::RankTrace> trace_step(const strategies::StepConfig& step,
+                                             const strategies::StrategyInfo& info, int world, rt::DType dtype,
+                                             double budget_bytes) {
   try {
-    return rt::trace::trace_ranks(world, dtype, rank, budget_bytes);
+    return rt::trace::trace_ranks(world, dtype, step_program(step, info), budget_bytes);
   } catch (const rt::trace::TraceBudgetExceeded& e) {
     throw ResourceError(
         "strategy.degree",
@@ -38,5 +44,75 @@ std::vector<rt::trace::RankTrace> trace_config(const Config& config, double budg
   return trace_step(step_config(config), config.strategy.info(), static_cast<int>(config.world()),
                     config.workload.dtype, budget_bytes);
 }
+
+// A rank's window of records: those the replay may still read, window_[head_..] from record base_ on,
+// pulled from the rank's stream when the cursor passes the end. The vector is compacted when its dead
+// front outgrows its live part, so each record is moved about once more.
+class StreamedStep::Rank final : public sim::RankRecords {
+ public:
+  Rank(StreamedStep& owner, int rank) : owner_(owner), streams_(owner.streams_), rank_(rank) {}
+  [[nodiscard]] const rt::trace::Record* at(std::size_t i) override {
+    while (i >= base_ + (window_.size() - head_)) {
+      if (finished_) return nullptr;
+      if (head_ == window_.size()) {
+        window_.clear();
+        head_ = 0;
+      } else if (head_ >= window_.size() - head_) {
+        window_.erase(window_.begin(), window_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+      }
+      if (!streams_.pull(rank_, window_)) {
+        finished_ = true;
+        return nullptr;
+      }
+      owner_.pulled();
+    }
+    return i < base_ ? nullptr : &window_[head_ + (i - base_)];
+  }
+  void release_before(std::size_t i) override {
+    if (i <= base_) return;
+    const std::size_t n = std::min(i - base_, window_.size() - head_);
+    head_ += n;
+    base_ += n;
+  }
+  [[nodiscard]] std::span<const rt::trace::Group> groups() override { return streams_.groups(rank_); }
+
+ private:
+  StreamedStep& owner_;
+  rt::trace::TraceStreams& streams_;
+  int rank_;
+  std::vector<rt::trace::Record> window_;
+  std::size_t head_ = 0;  // window_[head_] is record base_
+  std::size_t base_ = 0;
+  bool finished_ = false;
+};
+
+StreamedStep::StreamedStep(const Config& config, double budget_bytes, std::string limit_source, std::size_t chunk)
+    : step_(step_config(config)),
+      budget_bytes_(budget_bytes),
+      resident_at_start_(rt::resident_bytes()),
+      limit_source_(std::move(limit_source)),
+      streams_(static_cast<int>(config.world()), config.workload.dtype,
+               step_program(step_, config.strategy.info()), chunk) {
+  for (int r = 0; r < streams_.size(); ++r) {
+    ranks_.push_back(std::make_unique<Rank>(*this, r));
+    pointers_.push_back(ranks_.back().get());
+  }
+}
+
+void StreamedStep::pulled() {
+  if (++pulls_ % 256 != 0) return;
+  const double held = rt::resident_bytes() - resident_at_start_;
+  if (held > budget_bytes_)
+    throw ResourceError("strategy.degree",
+                        "simulating " + std::to_string(streams_.size()) + " ranks already holds " + format_bytes(held) +
+                            " more than when it started, past the " + format_bytes(budget_bytes_) + " available (" +
+                            limit_source_ +
+                            "; --max-memory sets the limit): the replay keeps every rank's program and the "
+                            "time of every op; simulate fewer ranks (parallel.tp × strategy.degree × "
+                            "parallel.dp) or fewer model.layers, or raise --max-memory");
+}
+
+StreamedStep::~StreamedStep() = default;
 
 }  // namespace spsim::analysis

@@ -12,6 +12,10 @@ struct Recorder::State {
   std::shared_ptr<ShapeTable> shapes;
   std::map<GroupId, std::uint64_t> collective_seq;
   std::map<std::tuple<GroupId, int, int, int>, std::uint64_t> p2p_seq;
+  std::size_t drained = 0;  // records handed on by drain(): the index of records.front()
+  std::size_t chunk = 0;    // streaming: call `full` when the log holds this many (0: never)
+  std::function<void()> full;
+  bool discarding = false;
 };
 
 Recorder::Recorder(int rank, DType dtype, std::shared_ptr<ShapeTable> shapes)
@@ -34,8 +38,38 @@ DType Recorder::dtype() const {
 }
 
 std::size_t Recorder::add(Record record) {
-  state_->trace.records.push_back(std::move(record));
-  return state_->trace.records.size() - 1;
+  State& st = *state_;
+  if (st.discarding) return st.drained++;
+  st.trace.records.push_back(std::move(record));
+  const std::size_t index = st.drained + st.trace.records.size() - 1;
+  if (st.chunk != 0 && st.trace.records.size() >= st.chunk) st.full();
+  return index;
+}
+
+void Recorder::stream_to(std::size_t chunk, std::function<void()> full) {
+  state_->chunk = chunk;
+  state_->full = std::move(full);
+}
+
+void Recorder::drain(std::vector<Record>& out) {
+  auto& records = state_->trace.records;
+  state_->drained += records.size();
+  if (out.empty()) {
+    std::swap(out, records);  // the log keeps the capacity `out` had
+  } else {
+    out.insert(out.end(), std::make_move_iterator(records.begin()), std::make_move_iterator(records.end()));
+  }
+  records.clear();
+}
+
+void Recorder::discard() {
+  state_->discarding = true;
+  state_->chunk = 0;
+  state_->trace.records.clear();
+}
+
+const std::vector<Group>& Recorder::groups() const {
+  return state_->trace.groups;
 }
 
 void Recorder::reserve(std::size_t records) {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -31,6 +32,15 @@ class Recorder {
   [[nodiscard]] const std::vector<Record>& records() const;
   // Moves the trace out; later records start a new, empty trace.
   [[nodiscard]] RankTrace take();
+
+  // Streaming (TraceStreams): once the log holds `chunk` records, add() calls `full`, which hands them
+  // on (drain) and returns when more are wanted. Indices keep counting across drains.
+  void stream_to(std::size_t chunk, std::function<void()> full);
+  // Moves the records logged since the last drain to the back of `out`.
+  void drain(std::vector<Record>& out);
+  // Records nothing from now on and never calls `full` again (the consumer went away).
+  void discard();
+  [[nodiscard]] const std::vector<Group>& groups() const;
 
  private:
   struct State;

@@ -34,6 +34,8 @@ struct PendingComm {
 // The compute op running on a rank's compute stream, with its progress under a changing rate.
 struct RunningCompute {
   std::size_t timing = kNone;    // index into RankTimeline::compute; kNone when idle
+  std::size_t totals = 0;        // its name's entry in RankTimeline::compute_totals
+  double flops = 0;
   double remaining_ps = 0;       // work left, in picoseconds at the normal rate
   Time since{};                  // when remaining_ps was last brought up to date
   double stretch = 1;            // wall time per unit of work now: 1 or 1 + slowdown
@@ -41,7 +43,7 @@ struct RunningCompute {
 };
 
 struct RankState {
-  const RankTrace* trace = nullptr;
+  RankRecords* records = nullptr;
   DeviceId device = 0;
   std::size_t cursor = 0;
   std::size_t blocked_on = kNone;         // comm ordinal the cursor waits for
@@ -52,6 +54,20 @@ struct RankState {
   std::size_t active_comm = kNone;  // index into RankTimeline::comm of the running comm op
   int parts_left = 0;               // of the active op: send and/or receive parts still open
   std::size_t comm_issued = 0, comm_done = 0;
+  std::uint64_t live_bytes = 0;
+};
+
+// A whole trace, held by the caller.
+class WholeTrace final : public RankRecords {
+ public:
+  explicit WholeTrace(const RankTrace& trace) : trace_(trace) {}
+  [[nodiscard]] const rt::trace::Record* at(std::size_t i) override {
+    return i < trace_.records.size() ? &trace_.records[i] : nullptr;
+  }
+  [[nodiscard]] std::span<const rt::trace::Group> groups() override { return trace_.groups; }
+
+ private:
+  const RankTrace& trace_;
 };
 
 // A collective waiting for its members, keyed by (group, seq).
@@ -86,21 +102,22 @@ CommKind collective_kind(CommKind k) {
 
 class Replayer {
  public:
-  Replayer(std::span<const RankTrace> traces, const Cluster& cluster, NetworkMode mode,
-           const ComputeModel& model, const ReplayOptions& options)
+  // `groups`: every group of the run, merged beforehand; the others are read from each rank's table
+  // when it first posts to them.
+  Replayer(std::span<RankRecords* const> ranks, std::span<const rt::trace::Group> groups, const Cluster& cluster,
+           NetworkMode mode, const ComputeModel& model, const ReplayOptions& options)
       : network_(make_network(mode, engine_, cluster)),
         collectives_(*network_),
         model_(model),
         options_(options),
         p2p_protocol_(options.protocol.value_or(Protocol::simple)) {
     if (!options.fold_nodes) collectives_.never_fold();
-    for (const auto& g : rt::trace::merge_groups(traces)) groups_.emplace(g.id, g.members);
-    ranks_.resize(traces.size());
-    result_.ranks.resize(traces.size());
-    for (std::size_t r = 0; r < traces.size(); ++r) {
-      ranks_[r].trace = &traces[r];
+    for (const auto& g : groups) groups_.emplace(g.id, g.members);
+    ranks_.resize(ranks.size());
+    result_.ranks.resize(ranks.size());
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      ranks_[r].records = ranks[r];
       ranks_[r].device = cluster.gpus()[r];
-      if (options.issue_times) result_.ranks[r].issue.assign(traces[r].records.size(), Time{});
     }
   }
 
@@ -119,25 +136,64 @@ class Replayer {
 
   // ---- host cursor ----------------------------------------------------------------------------
 
+  // The record `i` of rank `r`, which the replay still holds.
+  const rt::trace::Record& record(int r, std::size_t i) {
+    const rt::trace::Record* rec = state(r).records->at(i);
+    if (rec == nullptr)
+      throw RuntimeError("replay: rank " + std::to_string(r) + " record " + std::to_string(i) + " is gone");
+    return *rec;
+  }
+
+  // Records below the oldest one a queue or the running comm op still needs are done with.
+  void release(int r) {
+    RankState& s = state(r);
+    std::size_t low = s.cursor;
+    if (!s.compute_queue.empty()) low = std::min(low, s.compute_queue.front());
+    if (!s.comm_queue.empty()) low = std::min(low, s.comm_queue.front().record);
+    if (s.active_comm != kNone) low = std::min(low, timeline(r).comm[s.active_comm].record);
+    s.records->release_before(low);
+  }
+
   void advance(int r) {
     RankState& s = state(r);
-    const auto& records = s.trace->records;
-    while (s.cursor < records.size() && s.blocked_on == kNone) {
+    RankTimeline& tl = timeline(r);
+    release(r);
+    while (s.blocked_on == kNone) {
+      const rt::trace::Record* rec = s.records->at(s.cursor);
+      if (rec == nullptr) break;
       const std::size_t i = s.cursor++;
-      if (options_.issue_times) timeline(r).issue[i] = engine_.now();
-      if (const auto* op = std::get_if<ComputeOp>(&records[i])) {
-        if (op->skipped) continue;
+      tl.records = s.cursor;
+      if (options_.issue_times) tl.issue.push_back(engine_.now());
+      if (const auto* op = std::get_if<ComputeOp>(rec)) {
+        if (op->skipped) {
+          ++tl.skipped;
+          continue;
+        }
         s.compute_queue.push_back(i);
         ++s.compute_issued;
         try_start_compute(r);
-      } else if (std::holds_alternative<CommOp>(records[i])) {
+      } else if (const auto* comm = std::get_if<CommOp>(rec)) {
         s.comm_queue.push_back({i, s.compute_issued});
-        timeline(r).comm.push_back(CommTiming{.record = i});
+        tl.comm.push_back(CommTiming{.record = i, .kind = comm->kind});
         ++s.comm_issued;
         try_start_comm(r);
-      } else if (const auto* w = std::get_if<rt::trace::Wait>(&records[i])) {
+      } else if (const auto* w = std::get_if<rt::trace::Wait>(rec)) {
         const std::size_t ordinal = comm_ordinal(r, w->comm_record, i);
         if (ordinal >= s.comm_done) s.blocked_on = ordinal;
+      } else if (const auto* a = std::get_if<rt::trace::Alloc>(rec)) {
+        s.live_bytes += a->bytes;
+        if (s.live_bytes > tl.peak_bytes) {
+          tl.peak_bytes = s.live_bytes;
+          tl.peak_record = i;
+        }
+        tl.end_bytes = s.live_bytes;
+      } else if (const auto* f = std::get_if<rt::trace::Free>(rec)) {
+        s.live_bytes -= f->bytes;
+        tl.end_bytes = s.live_bytes;
+      } else if (const auto* b = std::get_if<rt::trace::PhaseBegin>(rec)) {
+        tl.phases.push_back({i, true, b->name});
+      } else if (const auto* e = std::get_if<rt::trace::PhaseEnd>(rec)) {
+        tl.phases.push_back({i, false, e->name});
       }
     }
   }
@@ -145,6 +201,12 @@ class Replayer {
   // Position of record `comm_record` among the rank's comm ops (they are issued in record order).
   std::size_t comm_ordinal(int r, std::size_t comm_record, std::size_t wait_record) {
     const auto& comm = timeline(r).comm;
+    // A Wait almost always names one of the last few ops: look there before searching the whole list
+    // (a rank of a long ring holds thousands, and the search's cache misses were a third of advance).
+    for (std::size_t k = comm.size(); k > 0 && k + 8 > comm.size(); --k) {
+      if (comm[k - 1].record == comm_record) return k - 1;
+      if (comm[k - 1].record < comm_record) break;
+    }
     const auto it = std::lower_bound(comm.begin(), comm.end(), comm_record,
                                      [](const CommTiming& c, std::size_t rec) { return c.record < rec; });
     if (it == comm.end() || it->record != comm_record)
@@ -161,9 +223,11 @@ class Replayer {
     if (s.running.timing != kNone || s.compute_queue.empty()) return;
     const std::size_t rec = s.compute_queue.front();
     s.compute_queue.pop_front();
-    const auto& op = std::get<ComputeOp>(s.trace->records[rec]);
+    const auto& op = std::get<ComputeOp>(record(r, rec));
     timeline(r).compute.push_back(ComputeTiming{rec, engine_.now(), engine_.now()});
     s.running.timing = timeline(r).compute.size() - 1;
+    s.running.totals = totals_entry(timeline(r), op.name);
+    s.running.flops = op.flops;
     s.running.remaining_ps = static_cast<double>(model_.duration(op).count_ps());
     s.running.since = engine_.now();
     s.running.stretch = stretch(s);
@@ -197,9 +261,22 @@ class Replayer {
     schedule_compute_end(r);
   }
 
+  // The compute_totals entry of `name` (a few names a rank: a linear search).
+  static std::size_t totals_entry(RankTimeline& tl, std::string_view name) {
+    for (std::size_t k = 0; k < tl.compute_totals.size(); ++k)
+      if (tl.compute_totals[k].name == name) return k;
+    tl.compute_totals.push_back({name});
+    return tl.compute_totals.size() - 1;
+  }
+
   void end_compute(int r) {
     RankState& s = state(r);
-    timeline(r).compute[s.running.timing].end = engine_.now();
+    ComputeTiming& done = timeline(r).compute[s.running.timing];
+    done.end = engine_.now();
+    ComputeTotals& totals = timeline(r).compute_totals[s.running.totals];
+    ++totals.count;
+    totals.time_s += (done.end - done.start).seconds();
+    totals.flops += s.running.flops;
     timeline(r).finish = std::max(timeline(r).finish, engine_.now());
     s.running.timing = kNone;
     ++s.compute_done;
@@ -219,7 +296,7 @@ class Replayer {
     CommTiming& t = timeline(r).comm[s.active_comm];
     t.ready = t.start = engine_.now();
     on_comm_activity_change(r);
-    const auto& op = std::get<CommOp>(s.trace->records[rec]);
+    const auto& op = std::get<CommOp>(record(r, rec));
     if (!rt::is_group_collective(op.kind)) {
       post_p2p(r, op);
     } else if (op.pack_bytes == 0) {
@@ -261,8 +338,22 @@ class Replayer {
 
   // ---- collectives ------------------------------------------------------------------------------
 
+  // Adds the groups of rank r's table the replay has not seen; an id seen with other members throws.
+  void learn_groups(int r) {
+    for (const auto& g : state(r).records->groups()) {
+      const auto [it, added] = groups_.emplace(g.id, g.members);
+      if (!added && it->second != g.members)
+        throw RuntimeError("replay: rank " + std::to_string(r) + " has group " + std::to_string(g.id) +
+                           " with other members than another rank's group of that id");
+    }
+  }
+
   void post_collective(int r, const CommOp& op, std::size_t timing) {
-    const auto members = groups_.find(op.group);
+    auto members = groups_.find(op.group);
+    if (members == groups_.end()) {
+      learn_groups(r);
+      members = groups_.find(op.group);
+    }
     if (members == groups_.end())
       throw RuntimeError("replay: rank " + std::to_string(r) + " posts to unknown group " +
                          std::to_string(op.group));
@@ -331,7 +422,7 @@ class Replayer {
     }
     // Members end in group order at the same instant (the call's last arrival), or after unpacking.
     for (const auto& [rank, timing] : slots) {
-      const auto& op = std::get<CommOp>(state(rank).trace->records[timeline(rank).comm[timing].record]);
+      const auto& op = std::get<CommOp>(record(rank, timeline(rank).comm[timing].record));
       if (op.unpack_bytes == 0)
         part_done(rank);
       else
@@ -396,11 +487,11 @@ class Replayer {
   // ---- end of run ---------------------------------------------------------------------------------
 
   void check_finished(int r) {
-    const RankState& s = state(r);
-    const auto& records = s.trace->records;
+    RankState& s = state(r);
     auto stuck = [&](std::size_t rec, const std::string& why) {
       std::string what = "record " + std::to_string(rec);
-      if (const auto* op = std::get_if<CommOp>(&records[rec]))
+      const rt::trace::Record* at = s.records->at(rec);
+      if (const auto* op = at != nullptr ? std::get_if<CommOp>(at) : nullptr)
         what += " (" + std::string(comm_kind_name(op->kind)) + ")";
       throw RuntimeError("replay: rank " + std::to_string(r) + " cannot finish: " + what + " " + why);
     };
@@ -408,7 +499,7 @@ class Replayer {
       stuck(timeline(r).comm[s.active_comm].record, "never completes (a peer never posts the matching op)");
     if (!s.comm_queue.empty()) stuck(s.comm_queue.front().record, "never starts");
     if (s.blocked_on != kNone) stuck(s.cursor - 1, "(a Wait) never returns");
-    if (s.cursor < records.size()) stuck(s.cursor, "is never reached (host blocked)");
+    if (s.records->at(s.cursor) != nullptr) stuck(s.cursor, "is never reached (host blocked)");
   }
 
   Engine engine_;
@@ -431,7 +522,19 @@ ReplayResult replay(std::span<const rt::trace::RankTrace> traces, const Cluster&
   if (traces.size() > cluster.gpus().size())
     throw std::invalid_argument("replay: " + std::to_string(traces.size()) + " ranks on a cluster of " +
                                 std::to_string(cluster.gpus().size()) + " GPUs");
-  return Replayer(traces, cluster, mode, model, options).run();
+  const auto groups = rt::trace::merge_groups(traces);  // checks every table before anything runs
+  std::vector<WholeTrace> whole(traces.begin(), traces.end());
+  std::vector<RankRecords*> ranks;
+  for (auto& w : whole) ranks.push_back(&w);
+  return Replayer(ranks, groups, cluster, mode, model, options).run();
+}
+
+ReplayResult replay(std::span<RankRecords* const> ranks, const Cluster& cluster, NetworkMode mode,
+                    const ComputeModel& model, const ReplayOptions& options) {
+  if (ranks.size() > cluster.gpus().size())
+    throw std::invalid_argument("replay: " + std::to_string(ranks.size()) + " ranks on a cluster of " +
+                                std::to_string(cluster.gpus().size()) + " GPUs");
+  return Replayer(ranks, {}, cluster, mode, model, options).run();
 }
 
 }  // namespace spsim::sim
@@ -458,30 +561,38 @@ StreamBusy stream_busy(const RankTimeline& tl) {
   return b;
 }
 
-std::vector<PhaseSpan> phase_spans(const rt::trace::RankTrace& trace, const RankTimeline& tl) {
+std::vector<PhaseSpan> phase_spans(const RankTimeline& tl) {
   struct Open {
     std::string name;
     Time start = Time::max(), end{};
   };
   std::vector<Open> open;
   std::vector<PhaseSpan> out;
+  // Three lists sorted by record index, walked together: markers open and close phases, and every op
+  // between them widens the phases open then.
   std::size_t ci = 0, mi = 0;
-  for (std::size_t i = 0; i < trace.records.size(); ++i) {
-    const auto& r = trace.records[i];
-    Time s = Time::max(), e{};
-    if (ci < tl.compute.size() && tl.compute[ci].record == i) {
-      s = tl.compute[ci].start, e = tl.compute[ci].end, ++ci;
-    } else if (mi < tl.comm.size() && tl.comm[mi].record == i) {
-      s = tl.comm[mi].ready, e = tl.comm[mi].end, ++mi;
-    } else if (const auto* b = std::get_if<rt::trace::PhaseBegin>(&r)) {
-      open.push_back({b->name});
-    } else if (std::holds_alternative<rt::trace::PhaseEnd>(r) && !open.empty()) {
-      if (open.back().start != Time::max())
-        out.push_back({open.back().name, open.back().start, open.back().end});
+  auto widen = [&](std::size_t before) {
+    for (;;) {
+      const bool c = ci < tl.compute.size() && tl.compute[ci].record < before;
+      const bool m = mi < tl.comm.size() && tl.comm[mi].record < before;
+      if (!c && !m) return;
+      Time s, e;
+      if (c && (!m || tl.compute[ci].record < tl.comm[mi].record)) {
+        s = tl.compute[ci].start, e = tl.compute[ci].end, ++ci;
+      } else {
+        s = tl.comm[mi].ready, e = tl.comm[mi].end, ++mi;
+      }
+      for (auto& o : open) o.start = std::min(o.start, s), o.end = std::max(o.end, e);
+    }
+  };
+  for (const auto& mark : tl.phases) {
+    widen(mark.record);
+    if (mark.begin) {
+      open.push_back({mark.name});
+    } else if (!open.empty()) {
+      if (open.back().start != Time::max()) out.push_back({open.back().name, open.back().start, open.back().end});
       open.pop_back();
     }
-    if (s == Time::max()) continue;
-    for (auto& o : open) o.start = std::min(o.start, s), o.end = std::max(o.end, e);
   }
   return out;
 }

@@ -31,6 +31,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/core/trace_format.hpp"
@@ -75,6 +76,23 @@ struct CommTiming {
   double bytes_sent = 0;  // bytes this rank put on links
   int algorithm = -1;     // index into ReplayResult::algorithms; -1 for point-to-point
   Protocol protocol = Protocol::simple;
+  rt::CommKind kind = rt::CommKind::barrier;  // the CommOp's
+};
+
+// Launched compute ops of one name on one rank: how many, their time (the sum of end − start in
+// seconds, in stream order) and flops.
+struct ComputeTotals {
+  std::string_view name;  // ComputeOp::name (static storage)
+  std::size_t count = 0;
+  double time_s = 0;
+  double flops = 0;
+};
+
+// A PhaseBegin or PhaseEnd record of one rank, kept so that phases need no records after the replay.
+struct PhaseMark {
+  std::size_t record = 0;
+  bool begin = false;
+  std::string name;
 };
 
 struct RankTimeline {
@@ -83,6 +101,15 @@ struct RankTimeline {
   std::vector<ComputeTiming> compute;  // launched ops, in stream order
   std::vector<CommTiming> comm;        // in stream order (= record order)
   Time finish{};                       // end of the rank's last op
+  // What the summaries need of the records, gathered as the cursor passes them (the records of a
+  // streamed trace are gone when the replay ends):
+  std::vector<ComputeTotals> compute_totals;  // by name, in order of first launch
+  std::vector<PhaseMark> phases;              // in record order
+  std::size_t records = 0;                    // records the cursor reached
+  std::size_t skipped = 0;                    // ComputeOps never launched (fully masked blocks)
+  std::uint64_t peak_bytes = 0;               // most bytes live (Alloc minus Free, record order)
+  std::size_t peak_record = 0;                // the Alloc that reached it
+  std::uint64_t end_bytes = 0;                // live after the last record
 };
 
 struct ReplayResult {
@@ -108,13 +135,30 @@ struct PhaseSpan {
   std::string name;
   Time start{}, end{};
 };
-[[nodiscard]] std::vector<PhaseSpan> phase_spans(const rt::trace::RankTrace& trace,
-                                                 const RankTimeline& timeline);
+[[nodiscard]] std::vector<PhaseSpan> phase_spans(const RankTimeline& timeline);
+
+// One rank's records as the replay reads them: a whole trace, or a stream that records them as the
+// replay's cursor gets there and forgets those the replay is done with.
+class RankRecords {
+ public:
+  virtual ~RankRecords() = default;
+  // Record i, or nullptr past the rank's last record. The replay reaches records in order; it reads
+  // again only records at or above its last release_before.
+  [[nodiscard]] virtual const rt::trace::Record* at(std::size_t i) = 0;
+  // The replay will not read a record below i again.
+  virtual void release_before(std::size_t /*i*/) {}
+  // The groups the rank has created so far: each one before the rank records a collective on it.
+  [[nodiscard]] virtual std::span<const rt::trace::Group> groups() = 0;
+};
 
 // Replays traces[r] on cluster.gpus()[r]. Needs traces.size() <= cluster.gpus().size()
 // (std::invalid_argument otherwise: callers report it against their own input).
 [[nodiscard]] ReplayResult replay(std::span<const rt::trace::RankTrace> traces, const Cluster& cluster,
                                   NetworkMode mode, const ComputeModel& model,
                                   const ReplayOptions& options = {});
+// The same for records read as the replay goes (ranks[r] on cluster.gpus()[r]). Two ranks whose group
+// tables give one id different members: RuntimeError.
+[[nodiscard]] ReplayResult replay(std::span<RankRecords* const> ranks, const Cluster& cluster, NetworkMode mode,
+                                  const ComputeModel& model, const ReplayOptions& options = {});
 
 }  // namespace spsim::sim

@@ -40,10 +40,12 @@ struct Pair {
 class RingAttention final : public AttentionStrategy {
  public:
   explicit RingAttention(StrategyContext ctx)
-      : dev_(ctx.dev), comm_(ctx.comm), pr_(ctx.problem), p_(ctx.comm.size()), rows_(ctx.positions) {
-    const Layout layout = parse_layout(ctx.options.at("layout"));
-    for (int owner = 0; owner < p_; ++owner) cols_.push_back(layout_runs(layout, owner, p_, pr_));
-  }
+      : dev_(ctx.dev),
+        comm_(ctx.comm),
+        pr_(ctx.problem),
+        p_(ctx.comm.size()),
+        layout_(parse_layout(ctx.options.at("layout"))),
+        rows_(ctx.positions) {}
 
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v) override {
     q_ = q;
@@ -105,8 +107,12 @@ class RingAttention final : public AttentionStrategy {
  private:
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(pr_.head_dim)); }
   [[nodiscard]] int owner_at(int step) const { return (comm_.rank() - step + p_) % p_; }
-  [[nodiscard]] rt::Mask mask(int owner) const {
-    return rt::Mask{pr_.causal, &rows_, &cols_[static_cast<std::size_t>(owner)], &pr_.bounds};
+  // The mask of the block of `owner`, valid until the next call: the owner's positions are made when
+  // needed (closed forms; the balanced layout's are cached), not held for every owner, since a
+  // simulation of P ranks keeps P strategies alive at once.
+  [[nodiscard]] rt::Mask mask(int owner) {
+    cols_ = layout_runs(layout_, owner, p_, pr_);
+    return rt::Mask{pr_.causal, &rows_, &cols_, &pr_.bounds};
   }
 
   // Sends `out` to rank+1 and receives `in` (allocated here) from rank−1, K and V as two messages.
@@ -127,8 +133,9 @@ class RingAttention final : public AttentionStrategy {
   rt::Comm& comm_;
   models::AttnProblem pr_;
   int p_;
+  Layout layout_;
   rt::Positions rows_;
-  std::vector<rt::Positions> cols_;  // positions held by each owner
+  rt::Positions cols_;  // positions held by the owner of the block in hand (mask)
   Tensor q_, k_, v_, o_, lse_;
 };
 

@@ -222,7 +222,7 @@ TEST_CASE("phases span their ops; memory peaks follow the allocation order") {
   b.alloc(3, 80);  // live 130
   b.phase("backward", false);
   const auto res = run({b.trace()}, star(1, kBps, kHop));
-  const auto spans = phase_spans(b.trace(), res.ranks[0]);
+  const auto spans = phase_spans(res.ranks[0]);
   REQUIRE(spans.size() == 2);
   CHECK(spans[0].name == "forward");
   CHECK(us(spans[0].end) == doctest::Approx(10));

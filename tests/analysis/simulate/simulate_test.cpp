@@ -9,6 +9,8 @@
 #include <set>
 
 #include "analysis/config/document.hpp"
+#include "analysis/config/sweep.hpp"
+#include "analysis/report/json.hpp"
 #include "runtime/core/error.hpp"
 #include "tests/cli/run_cli.hpp"
 
@@ -142,6 +144,37 @@ TEST_CASE("the Chrome trace is valid JSON with one process per rank and one thre
   // P−1 ring passes each of K and V in the forward, of V and K in the backward, and P−1 dK and dV
   // accumulator passes: 6 (P−1) = 42 sendrecvs per rank.
   CHECK(comm == 8 * 6 * 7);
+}
+
+TEST_CASE("streamed records give the summary of whole traces: every number, every experiment kind") {
+  // Without a Chrome trace, simulate streams each rank's records into the replay and keeps only what
+  // the summary needs; with one it traces every rank whole first. The summaries must not differ.
+  const auto dir = spsim_test::temp_dir("streamed-vs-whole");
+  int points = 0;
+  for (const char* name : {"ring-layouts-llama3-8b-64k", "documents-llama3-8b-128k-1node", "model-gpt3-1.3b-sp8-dp",
+                           "strategies-llama3-8b-64k", "rsa-compare"}) {
+    const auto config = analysis::load_config(source_path(std::string("configs/experiments/") + name + ".json"));
+    int taken = 0;
+    for (const auto& point : analysis::expand_sweep(config)) {
+      if (!point.ok() || taken == 4) continue;
+      const std::string where = std::string(name) + " point " + std::to_string(taken);
+      CAPTURE(where);
+      ++taken;
+      auto options = analysis::SimulateOptions::without_trace_file();
+      options.chrome_trace = dir / "trace.json";
+      analysis::SimSummary streamed;
+      try {
+        streamed = simulated(*point.config);
+      } catch (const InputError&) {  // a point the cluster cannot hold: refused alike
+        CHECK_THROWS_AS((void)analysis::simulate(*point.config, options), InputError);
+        continue;
+      }
+      const auto whole = analysis::simulate(*point.config, options);
+      CHECK(analysis::simulation_json(*point.config, streamed) == analysis::simulation_json(*point.config, whole));
+      ++points;
+    }
+  }
+  CHECK(points >= 12);
 }
 
 TEST_CASE("bad input is an InputError naming the path") {

@@ -1,0 +1,207 @@
+// TraceStreams: a stack per rank, one running at a time, handing the turn back and forth with the
+// consumer. The ranks are fibers (ucontext: a switch is a few hundred nanoseconds and the records are
+// written on the core that reads them next); sanitizer builds, whose shadow stacks do not follow a
+// swapcontext, run each rank on a thread instead and hand the turn over under one mutex. Both hand
+// over at the same points, so they record the same records.
+#include "runtime/trace/trace_streams.hpp"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <system_error>
+
+#include "runtime/core/error.hpp"
+#include "runtime/trace/trace_comm.hpp"
+#include "runtime/trace/trace_device.hpp"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SPSIM_TRACE_THREADS 1
+#include <pthread.h>
+
+#include <condition_variable>
+#include <mutex>
+#else
+#define SPSIM_TRACE_THREADS 0
+#include <ucontext.h>
+#endif
+
+namespace spsim::rt::trace {
+
+namespace {
+// A rank's program runs strategy code a few calls deep; 1 MiB is room for that many times over and,
+// being virtual until touched, costs 8,192 ranks no real memory.
+constexpr std::size_t kStackBytes = std::size_t{1} << 20;
+}  // namespace
+
+struct TraceStreams::Shared {
+  int world = 0;
+  DType dtype = DType::bf16;
+  std::function<void(Device&, Comm&)> fn;
+  std::size_t chunk = 0;
+  std::shared_ptr<ShapeTable> shapes = std::make_shared<ShapeTable>();
+#if SPSIM_TRACE_THREADS
+  std::mutex mu;  // guards every Rank's turn
+#else
+  ucontext_t consumer{};  // where a rank's fiber returns to
+#endif
+};
+
+struct TraceStreams::Rank {
+  TraceStreams::Shared* shared = nullptr;
+  int rank = 0;
+  Recorder recorder;
+  bool started = false;
+  bool finished = false;  // the program returned or threw
+  bool aborting = false;  // the consumer went away: run to the end recording nothing
+  std::exception_ptr error;
+#if SPSIM_TRACE_THREADS
+  pthread_t thread{};
+  bool producer_turn = false;  // the rank's thread runs; the consumer waits
+  std::condition_variable cv;
+#else
+  ucontext_t context{};
+  void* stack = nullptr;  // kStackBytes, mmap'ed, its lowest page a guard
+#endif
+  Rank(Shared* s, int r) : shared(s), rank(r), recorder(r, s->dtype, s->shapes) {}
+  ~Rank() {
+#if !SPSIM_TRACE_THREADS
+    if (stack != nullptr) munmap(stack, kStackBytes);
+#endif
+  }
+  Rank(const Rank&) = delete;
+  Rank& operator=(const Rank&) = delete;
+
+  // The rank's program, from its first turn to its end; hands the turn back after every `chunk`
+  // records (yield) and once more when it ends.
+  void body() {
+    recorder.stream_to(shared->chunk, [this] {
+      yield();
+      if (aborting) recorder.discard();
+    });
+    try {
+      TraceDevice device(shared->dtype, recorder);
+      TraceComm comm(rank, shared->world, recorder);
+      shared->fn(device, comm);
+    } catch (...) {
+      if (!aborting) error = std::current_exception();
+    }
+    finished = true;
+  }
+
+#if SPSIM_TRACE_THREADS
+  void yield() {
+    std::unique_lock lock(shared->mu);
+    producer_turn = false;
+    cv.notify_all();
+    cv.wait(lock, [&] { return producer_turn; });
+  }
+  void resume() {
+    std::unique_lock lock(shared->mu);
+    producer_turn = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return !producer_turn; });
+  }
+  static void* thread_main(void* arg) {
+    auto& r = *static_cast<Rank*>(arg);
+    {
+      std::unique_lock lock(r.shared->mu);
+      r.cv.wait(lock, [&] { return r.producer_turn; });
+    }
+    r.body();
+    std::unique_lock lock(r.shared->mu);
+    r.producer_turn = false;
+    r.cv.notify_all();
+    return nullptr;
+  }
+  void start() {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, kStackBytes);
+    const int rc = pthread_create(&thread, &attr, &Rank::thread_main, this);
+    pthread_attr_destroy(&attr);
+    if (rc != 0)
+      throw std::system_error(rc, std::generic_category(), "starting the trace thread of rank " + std::to_string(rank));
+    started = true;
+  }
+  void join() {
+    if (started) pthread_join(thread, nullptr);
+  }
+#else
+  void yield() { swapcontext(&context, &shared->consumer); }
+  void resume() { swapcontext(&shared->consumer, &context); }
+  // makecontext passes ints: the Rank's address in two halves.
+  static void fiber_main(unsigned int hi, unsigned int lo) {
+    auto* r = reinterpret_cast<Rank*>((static_cast<std::uintptr_t>(hi) << 32) | lo);
+    r->body();
+    setcontext(&r->shared->consumer);  // never resumed again
+  }
+  void start() {
+    void* mem = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED)
+      throw std::system_error(errno, std::generic_category(),
+                              "mapping the trace stack of rank " + std::to_string(rank));
+    stack = mem;
+    mprotect(stack, 4096, PROT_NONE);  // an overflow faults instead of writing past the stack
+    getcontext(&context);
+    context.uc_stack.ss_sp = stack;
+    context.uc_stack.ss_size = kStackBytes;
+    context.uc_link = nullptr;
+    const auto self = reinterpret_cast<std::uintptr_t>(this);
+    makecontext(&context, reinterpret_cast<void (*)()>(&Rank::fiber_main), 2,
+                static_cast<unsigned int>(self >> 32), static_cast<unsigned int>(self & 0xffffffffu));
+    started = true;
+  }
+  void join() {}
+#endif
+};
+
+TraceStreams::TraceStreams(int world_size, DType dtype, std::function<void(Device&, Comm&)> fn,
+                           std::size_t chunk)
+    : shared_(std::make_unique<Shared>()) {
+  if (world_size < 1) throw RuntimeError("TraceStreams: world size " + std::to_string(world_size) + " < 1");
+  if (chunk < 1) throw RuntimeError("TraceStreams: chunk of 0 records");
+  shared_->world = world_size;
+  shared_->dtype = dtype;
+  shared_->fn = std::move(fn);
+  shared_->chunk = chunk;
+  ranks_.reserve(static_cast<std::size_t>(world_size));
+  for (int r = 0; r < world_size; ++r) ranks_.push_back(std::make_unique<Rank>(shared_.get(), r));
+}
+
+TraceStreams::~TraceStreams() {
+  for (auto& r : ranks_) {
+    if (r->started && !r->finished) {
+      r->aborting = true;
+      r->resume();  // runs to its end: with `aborting` set it never hands the turn back before
+    }
+    r->join();
+  }
+}
+
+int TraceStreams::size() const {
+  return shared_->world;
+}
+DType TraceStreams::dtype() const {
+  return shared_->dtype;
+}
+const std::shared_ptr<ShapeTable>& TraceStreams::shapes() const {
+  return shared_->shapes;
+}
+const std::vector<Group>& TraceStreams::groups(int rank) const {
+  return ranks_.at(static_cast<std::size_t>(rank))->recorder.groups();
+}
+
+bool TraceStreams::pull(int rank, std::vector<Record>& out) {
+  Rank& r = *ranks_.at(static_cast<std::size_t>(rank));
+  if (!r.started) r.start();
+  if (!r.finished) r.resume();
+  if (r.error) std::rethrow_exception(r.error);
+  const std::size_t before = out.size();
+  r.recorder.drain(out);
+  return out.size() > before || !r.finished;
+}
+
+}  // namespace spsim::rt::trace

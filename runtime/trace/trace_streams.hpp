@@ -1,0 +1,52 @@
+// TraceStreams: every rank's trace produced as a consumer reads it, instead of all of them up front.
+//
+// trace_ranks holds every record of every rank at once: ranks × steps records (a 1,024-rank zigzag ring
+// step is 41 M records, 3.6 GB). The replay reads each rank's records in order and is done with most of
+// them soon after, so TraceStreams runs each rank's SPMD function on a thread of its own, paused inside
+// the Recorder whenever `chunk` new records wait to be read, and resumed when the consumer pulls (a
+// fiber; a thread in sanitizer builds). Only one runs at a time — the consumer or the one rank it pulls
+// from — so the records and the shared ShapeTable come out as trace_ranks makes them, in an order the
+// consumer alone decides: deterministic. A Comm call still returns at once, so no rank waits for another.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "runtime/comm.hpp"
+#include "runtime/device.hpp"
+#include "runtime/trace/trace.hpp"
+
+namespace spsim::rt::trace {
+
+class TraceStreams {
+ public:
+  // fn(device, comm) is rank r's program, as for trace_ranks; it must outlive the streams. Threads start
+  // at a rank's first pull. Throws RuntimeError for world_size < 1 or chunk < 1.
+  TraceStreams(int world_size, DType dtype, std::function<void(Device&, Comm&)> fn, std::size_t chunk = 2048);
+  // Ranks that have not finished run to their end recording nothing, one after another; then every
+  // thread is joined.
+  ~TraceStreams();
+  TraceStreams(const TraceStreams&) = delete;
+  TraceStreams& operator=(const TraceStreams&) = delete;
+
+  [[nodiscard]] int size() const;
+  [[nodiscard]] DType dtype() const;
+  // Runs rank r until it has recorded `chunk` more records or finished, and moves what it recorded to
+  // the back of `out`; false once the rank has finished and nothing was left to move. An exception the
+  // rank's program threw is rethrown here (a std::system_error if its stack or thread cannot be had).
+  // Every pull of one TraceStreams comes from one thread.
+  bool pull(int rank, std::vector<Record>& out);
+  // The groups rank r has created so far (it creates a group before it records a collective on it).
+  [[nodiscard]] const std::vector<Group>& groups(int rank) const;
+  [[nodiscard]] const std::shared_ptr<ShapeTable>& shapes() const;
+
+ private:
+  struct Rank;
+  struct Shared;
+  std::unique_ptr<Shared> shared_;
+  std::vector<std::unique_ptr<Rank>> ranks_;
+};
+
+}  // namespace spsim::rt::trace
