@@ -99,7 +99,7 @@ void comm_events(EventWriter& w, int rank, const rt::trace::RankTrace& trace, co
 }
 
 void phase_events(EventWriter& w, int rank, const sim::RankTimeline& tl) {
-  for (const auto& p : sim::phase_spans(tl))
+  for (const auto& p : tl.phases)
     w.event(head("X", rank, 2, p.name) + ",\"cat\":\"phase\"" + span(p.start, p.end));
 }
 

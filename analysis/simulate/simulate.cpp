@@ -44,17 +44,15 @@ std::filesystem::path trace_path(const Config& cfg, const SimulateOptions& optio
 
 RankSummary rank_summary(int rank, const sim::RankTimeline& tl, sim::Time step,
                          std::map<std::string, double>& bytes_by_kind) {
-  const auto busy = sim::stream_busy(tl);
+  const auto& busy = tl.busy;
   RankSummary r;
   r.rank = rank;
   r.compute_s = busy.compute.seconds();
   r.comm_s = busy.comm.seconds();
   r.exposed_comm_s = busy.exposed_comm.seconds();
   r.idle_s = (step - busy.compute - busy.exposed_comm).seconds();
-  for (const auto& c : tl.comm) {
-    r.bytes_sent += c.bytes_sent;
-    bytes_by_kind[std::string(rt::trace::comm_kind_name(c.kind))] += c.bytes_sent;
-  }
+  r.bytes_sent = tl.bytes_sent;
+  for (const auto& c : tl.comm_totals) bytes_by_kind[std::string(rt::trace::comm_kind_name(c.kind))] = c.bytes_sent;
   r.peak_memory_bytes = tl.peak_bytes;
   return r;
 }
@@ -69,12 +67,12 @@ std::vector<OpSummary> top_ops(const sim::RankTimeline& tl, std::size_t limit) {
     s.time_s = c.time_s;
     s.flops = c.flops;
   }
-  for (const auto& c : tl.comm) {
+  for (const auto& c : tl.comm_totals) {
     const std::string name = std::string(rt::trace::comm_kind_name(c.kind)) + " (comm)";
     auto& s = by_name[name];
     s.name = name;
-    ++s.count;
-    s.time_s += (c.end - c.ready).seconds();
+    s.count = c.count;
+    s.time_s = c.time_s;
   }
   std::vector<OpSummary> out;
   for (auto& [name, s] : by_name) out.push_back(std::move(s));
@@ -87,7 +85,7 @@ std::vector<OpSummary> top_ops(const sim::RankTimeline& tl, std::size_t limit) {
 // Phase lengths on the critical rank (the one that sets the step time), so forward + backward add up
 // to (at most) its busy span; a global span would mix the skews of different ranks.
 void phase_times(const sim::RankTimeline& timeline, SimSummary& s) {
-  for (const auto& p : sim::phase_spans(timeline)) {
+  for (const auto& p : timeline.phases) {
     if (p.name == "forward") s.forward_s += (p.end - p.start).seconds();
     if (p.name == "backward") s.backward_s += (p.end - p.start).seconds();
   }
@@ -96,8 +94,7 @@ void phase_times(const sim::RankTimeline& timeline, SimSummary& s) {
 void algorithm_names(const sim::ReplayResult& res, SimSummary& s) {
   // Distinct (kind, algorithm, protocol) first, as numbers: a large replay has millions of comm ops.
   std::set<std::tuple<rt::CommKind, int, sim::Protocol>> seen;
-  for (const auto& tl : res.ranks)
-    for (const auto& c : tl.comm) seen.emplace(c.kind, c.algorithm, c.protocol);
+  for (const auto& tl : res.ranks) seen.insert(tl.algorithms.begin(), tl.algorithms.end());
   std::map<std::string, std::set<std::string>> used;
   for (const auto& [kind, algorithm, protocol] : seen) {
     const std::string algo = algorithm >= 0 ? res.algorithms[static_cast<std::size_t>(algorithm)] : "p2p";
@@ -175,6 +172,7 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
   const auto path = trace_path(cfg, options, where);
   sim::ReplayOptions replay_opts = replay_options(cfg);
   replay_opts.issue_times = !path.empty();
+  replay_opts.op_timings = !path.empty() || options.bars != nullptr;
   std::vector<RankTrace> traces;
   sim::ReplayResult res;
   if (!path.empty()) {

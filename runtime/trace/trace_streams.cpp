@@ -32,8 +32,8 @@ namespace spsim::rt::trace {
 
 namespace {
 // A rank's program runs strategy code a few calls deep; 1 MiB is room for that many times over and,
-// being virtual until touched, costs 8,192 ranks no real memory.
-constexpr std::size_t kStackBytes = std::size_t{1} << 20;
+// being virtual until touched, costs 8,192 ranks no real memory. Sanitizers pad every frame.
+constexpr std::size_t kStackBytes = std::size_t{SPSIM_TRACE_THREADS ? 8 : 1} << 20;
 }  // namespace
 
 struct TraceStreams::Shared {

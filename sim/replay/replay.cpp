@@ -26,14 +26,23 @@ using rt::trace::RankTrace;
 
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
+constexpr int kNoPhase = -1;
+
 struct PendingComm {
   std::size_t record = 0;
   std::uint64_t compute_ticket = 0;  // launched compute ops issued before it: all must have ended
 };
 
+struct QueuedCompute {
+  std::size_t record = 0;
+  int phase = kNoPhase;  // the innermost phase open when it was issued
+};
+
 // The compute op running on a rank's compute stream, with its progress under a changing rate.
 struct RunningCompute {
-  std::size_t timing = kNone;    // index into RankTimeline::compute; kNone when idle
+  bool busy = false;
+  ComputeTiming timing;          // its record and start (end: when it ends)
+  int phase = kNoPhase;
   std::size_t totals = 0;        // its name's entry in RankTimeline::compute_totals
   double flops = 0;
   double remaining_ps = 0;       // work left, in picoseconds at the normal rate
@@ -42,19 +51,36 @@ struct RunningCompute {
   Engine::EventId finish;        // the op's end; cancelled and rescheduled when the rate changes
 };
 
+// A phase of one rank while the replay runs: the span of the ops issued while it was the innermost
+// open phase; its children's spans are folded in when the replay ends.
+struct PhaseAcc {
+  std::string name;
+  int parent = kNoPhase;
+  Time start = Time::max(), end{};
+};
+
 struct RankState {
   RankRecords* records = nullptr;
   DeviceId device = 0;
   std::size_t cursor = 0;
-  std::size_t blocked_on = kNone;         // comm ordinal the cursor waits for
-  std::deque<std::size_t> compute_queue;  // records issued, not yet started
+  std::size_t blocked_on = kNone;            // comm ordinal the cursor waits for
+  std::deque<QueuedCompute> compute_queue;  // issued, not yet started
   std::uint64_t compute_issued = 0, compute_done = 0;
   RunningCompute running;
   std::deque<PendingComm> comm_queue;
-  std::size_t active_comm = kNone;  // index into RankTimeline::comm of the running comm op
-  int parts_left = 0;               // of the active op: send and/or receive parts still open
+  // Timings of the comm ops issued and not yet ended, ordinals comm_done, comm_done + 1, ...; the
+  // front is the running one once it starts.
+  std::deque<CommTiming> comm_live;
+  std::deque<int> comm_phase;        // the innermost phase open when each comm_live op was issued
+  bool comm_active = false;          // comm_live.front() runs
+  int parts_left = 0;                // of the active op: send and/or receive parts still open
+  Time covered{};                    // compute time overlapping the active op so far (exposed comm)
   std::size_t comm_issued = 0, comm_done = 0;
   std::uint64_t live_bytes = 0;
+  std::vector<PhaseAcc> phases;      // in order of PhaseBegin
+  std::vector<int> open_phases;      // the nesting at the cursor, innermost last
+  std::vector<int> closed_phases;    // in order of PhaseEnd
+  [[nodiscard]] int phase() const { return open_phases.empty() ? kNoPhase : open_phases.back(); }
 };
 
 // A whole trace, held by the caller.
@@ -125,6 +151,7 @@ class Replayer {
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) advance(r);
     engine_.run();
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) check_finished(r);
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) close_phases(r);
     for (auto& t : result_.ranks) result_.makespan = std::max(result_.makespan, t.finish);
     result_.events = engine_.events_processed();
     return std::move(result_);
@@ -133,6 +160,33 @@ class Replayer {
  private:
   RankTimeline& timeline(int r) { return result_.ranks[static_cast<std::size_t>(r)]; }
   RankState& state(int r) { return ranks_[static_cast<std::size_t>(r)]; }
+  // The timing of rank r's comm op of this ordinal, issued and not yet ended.
+  CommTiming& comm_timing(int r, std::size_t ordinal) {
+    RankState& s = state(r);
+    return s.comm_live[ordinal - s.comm_done];
+  }
+
+  // ---- summaries ----------------------------------------------------------------------------------
+
+  void widen(int r, int phase, Time start, Time end) {
+    if (phase == kNoPhase) return;
+    PhaseAcc& p = state(r).phases[static_cast<std::size_t>(phase)];
+    p.start = std::min(p.start, start);
+    p.end = std::max(p.end, end);
+  }
+
+  // Each phase's span takes in its children's (a child is open only inside its parent), then the
+  // closed ones with a launched op go out in order of their PhaseEnd.
+  void close_phases(int r) {
+    RankState& s = state(r);
+    for (std::size_t k = s.phases.size(); k-- > 0;)
+      if (s.phases[k].parent != kNoPhase && s.phases[k].start != Time::max())
+        widen(r, s.phases[k].parent, s.phases[k].start, s.phases[k].end);
+    for (const int k : s.closed_phases) {
+      const PhaseAcc& p = s.phases[static_cast<std::size_t>(k)];
+      if (p.start != Time::max()) timeline(r).phases.push_back({p.name, p.start, p.end});
+    }
+  }
 
   // ---- host cursor ----------------------------------------------------------------------------
 
@@ -148,9 +202,9 @@ class Replayer {
   void release(int r) {
     RankState& s = state(r);
     std::size_t low = s.cursor;
-    if (!s.compute_queue.empty()) low = std::min(low, s.compute_queue.front());
+    if (!s.compute_queue.empty()) low = std::min(low, s.compute_queue.front().record);
     if (!s.comm_queue.empty()) low = std::min(low, s.comm_queue.front().record);
-    if (s.active_comm != kNone) low = std::min(low, timeline(r).comm[s.active_comm].record);
+    if (s.comm_active) low = std::min(low, s.comm_live.front().record);
     s.records->release_before(low);
   }
 
@@ -169,12 +223,13 @@ class Replayer {
           ++tl.skipped;
           continue;
         }
-        s.compute_queue.push_back(i);
+        s.compute_queue.push_back({i, s.phase()});
         ++s.compute_issued;
         try_start_compute(r);
       } else if (const auto* comm = std::get_if<CommOp>(rec)) {
         s.comm_queue.push_back({i, s.compute_issued});
-        tl.comm.push_back(CommTiming{.record = i, .kind = comm->kind});
+        s.comm_live.push_back(CommTiming{.record = i, .kind = comm->kind});
+        s.comm_phase.push_back(s.phase());
         ++s.comm_issued;
         try_start_comm(r);
       } else if (const auto* w = std::get_if<rt::trace::Wait>(rec)) {
@@ -191,41 +246,41 @@ class Replayer {
         s.live_bytes -= f->bytes;
         tl.end_bytes = s.live_bytes;
       } else if (const auto* b = std::get_if<rt::trace::PhaseBegin>(rec)) {
-        tl.phases.push_back({i, true, b->name});
-      } else if (const auto* e = std::get_if<rt::trace::PhaseEnd>(rec)) {
-        tl.phases.push_back({i, false, e->name});
+        s.phases.push_back({b->name, s.phase()});
+        s.open_phases.push_back(static_cast<int>(s.phases.size()) - 1);
+      } else if (std::holds_alternative<rt::trace::PhaseEnd>(*rec) && !s.open_phases.empty()) {
+        s.closed_phases.push_back(s.open_phases.back());
+        s.open_phases.pop_back();
       }
     }
   }
 
-  // Position of record `comm_record` among the rank's comm ops (they are issued in record order).
+  // Position of record `comm_record` among the rank's comm ops (they are issued in record order). One
+  // older than every op still in flight has ended: any ordinal below comm_done says so.
   std::size_t comm_ordinal(int r, std::size_t comm_record, std::size_t wait_record) {
-    const auto& comm = timeline(r).comm;
-    // A Wait almost always names one of the last few ops: look there before searching the whole list
-    // (a rank of a long ring holds thousands, and the search's cache misses were a third of advance).
-    for (std::size_t k = comm.size(); k > 0 && k + 8 > comm.size(); --k) {
-      if (comm[k - 1].record == comm_record) return k - 1;
-      if (comm[k - 1].record < comm_record) break;
-    }
-    const auto it = std::lower_bound(comm.begin(), comm.end(), comm_record,
+    const RankState& s = state(r);
+    const auto& live = s.comm_live;
+    if (comm_record < wait_record && (live.empty() || comm_record < live.front().record)) return 0;
+    const auto it = std::lower_bound(live.begin(), live.end(), comm_record,
                                      [](const CommTiming& c, std::size_t rec) { return c.record < rec; });
-    if (it == comm.end() || it->record != comm_record)
+    if (comm_record >= wait_record || it == live.end() || it->record != comm_record)
       throw RuntimeError("replay: rank " + std::to_string(r) + " record " + std::to_string(wait_record) +
                          " waits for record " + std::to_string(comm_record) +
                          ", which is not an earlier CommOp");
-    return static_cast<std::size_t>(it - comm.begin());
+    return s.comm_done + static_cast<std::size_t>(it - live.begin());
   }
 
   // ---- compute stream -------------------------------------------------------------------------
 
   void try_start_compute(int r) {
     RankState& s = state(r);
-    if (s.running.timing != kNone || s.compute_queue.empty()) return;
-    const std::size_t rec = s.compute_queue.front();
+    if (s.running.busy || s.compute_queue.empty()) return;
+    const QueuedCompute next = s.compute_queue.front();
     s.compute_queue.pop_front();
-    const auto& op = std::get<ComputeOp>(record(r, rec));
-    timeline(r).compute.push_back(ComputeTiming{rec, engine_.now(), engine_.now()});
-    s.running.timing = timeline(r).compute.size() - 1;
+    const auto& op = std::get<ComputeOp>(record(r, next.record));
+    s.running.busy = true;
+    s.running.timing = ComputeTiming{next.record, engine_.now(), engine_.now()};
+    s.running.phase = next.phase;
     s.running.totals = totals_entry(timeline(r), op.name);
     s.running.flops = op.flops;
     s.running.remaining_ps = static_cast<double>(model_.duration(op).count_ps());
@@ -235,7 +290,7 @@ class Replayer {
   }
 
   [[nodiscard]] double stretch(const RankState& s) const {
-    return s.active_comm != kNone ? 1.0 + options_.compute_slowdown : 1.0;
+    return s.comm_active ? 1.0 + options_.compute_slowdown : 1.0;
   }
 
   void schedule_compute_end(int r) {
@@ -253,7 +308,7 @@ class Replayer {
     RankState& s = state(r);
     RunningCompute& run = s.running;
     const double next = stretch(s);
-    if (run.timing == kNone || next == run.stretch) return;
+    if (!run.busy || next == run.stretch) return;
     const double elapsed = static_cast<double>((engine_.now() - run.since).count_ps());
     run.remaining_ps = std::max(0.0, run.remaining_ps - elapsed / run.stretch);
     run.since = engine_.now();
@@ -271,14 +326,19 @@ class Replayer {
 
   void end_compute(int r) {
     RankState& s = state(r);
-    ComputeTiming& done = timeline(r).compute[s.running.timing];
+    RankTimeline& tl = timeline(r);
+    ComputeTiming done = s.running.timing;
     done.end = engine_.now();
-    ComputeTotals& totals = timeline(r).compute_totals[s.running.totals];
+    ComputeTotals& totals = tl.compute_totals[s.running.totals];
     ++totals.count;
     totals.time_s += (done.end - done.start).seconds();
     totals.flops += s.running.flops;
-    timeline(r).finish = std::max(timeline(r).finish, engine_.now());
-    s.running.timing = kNone;
+    tl.busy.compute += done.end - done.start;
+    if (s.comm_active) s.covered += std::max(Time{}, done.end - std::max(done.start, s.comm_live.front().ready));
+    widen(r, s.running.phase, done.start, done.end);
+    if (options_.op_timings) tl.compute.push_back(done);
+    tl.finish = std::max(tl.finish, engine_.now());
+    s.running.busy = false;
     ++s.compute_done;
     try_start_compute(r);
     try_start_comm(r);
@@ -288,21 +348,22 @@ class Replayer {
 
   void try_start_comm(int r) {
     RankState& s = state(r);
-    if (s.active_comm != kNone || s.comm_queue.empty()) return;
+    if (s.comm_active || s.comm_queue.empty()) return;
     if (s.comm_queue.front().compute_ticket > s.compute_done) return;
     const std::size_t rec = s.comm_queue.front().record;
     s.comm_queue.pop_front();
-    s.active_comm = s.comm_done;  // comm ops run in issue order: the next one is ordinal comm_done
-    CommTiming& t = timeline(r).comm[s.active_comm];
+    s.comm_active = true;  // comm ops run in issue order: the next one is ordinal comm_done
+    CommTiming& t = s.comm_live.front();
     t.ready = t.start = engine_.now();
+    s.covered = Time{};
     on_comm_activity_change(r);
     const auto& op = std::get<CommOp>(record(r, rec));
     if (!rt::is_group_collective(op.kind)) {
       post_p2p(r, op);
     } else if (op.pack_bytes == 0) {
-      post_collective(r, op, s.active_comm);
+      post_collective(r, op, s.comm_done);
     } else {  // the stream packs the strided chunks first, then joins the collective
-      const std::size_t timing = s.active_comm;
+      const std::size_t timing = s.comm_done;
       engine_.schedule_at(engine_.now() + staging_copy(op.pack_bytes),
                           [this, r, &op, timing] { post_collective(r, op, timing); });
     }
@@ -319,10 +380,21 @@ class Replayer {
 
   void end_comm(int r) {
     RankState& s = state(r);
-    CommTiming& t = timeline(r).comm[s.active_comm];
+    RankTimeline& tl = timeline(r);
+    CommTiming t = s.comm_live.front();
     t.end = engine_.now();
-    timeline(r).finish = std::max(timeline(r).finish, engine_.now());
-    s.active_comm = kNone;
+    // Exposed: the op's busy time less the compute that ran meanwhile (ops that ended during it were
+    // added as they ended; the one running now overlaps it up to now).
+    if (s.running.busy) s.covered += std::max(Time{}, t.end - std::max(s.running.timing.start, t.ready));
+    tl.busy.comm += t.end - t.ready;
+    tl.busy.exposed_comm += (t.end - t.ready) - s.covered;
+    tally_comm(tl, t);
+    widen(r, s.comm_phase.front(), t.ready, t.end);
+    if (options_.op_timings) tl.comm.push_back(t);
+    s.comm_live.pop_front();
+    s.comm_phase.pop_front();
+    tl.finish = std::max(tl.finish, engine_.now());
+    s.comm_active = false;
     ++s.comm_done;
     on_comm_activity_change(r);
     if (s.blocked_on != kNone && s.blocked_on < s.comm_done) {
@@ -330,6 +402,19 @@ class Replayer {
       advance(r);
     }
     try_start_comm(r);
+  }
+
+  static void tally_comm(RankTimeline& tl, const CommTiming& t) {
+    auto totals = std::find_if(tl.comm_totals.begin(), tl.comm_totals.end(),
+                               [&](const CommTotals& c) { return c.kind == t.kind; });
+    if (totals == tl.comm_totals.end()) totals = tl.comm_totals.insert(totals, CommTotals{t.kind});
+    ++totals->count;
+    totals->time_s += (t.end - t.ready).seconds();
+    totals->bytes_sent += t.bytes_sent;
+    tl.bytes_sent += t.bytes_sent;
+    const auto algo = std::make_tuple(t.kind, t.algorithm, t.protocol);
+    if (std::find(tl.algorithms.begin(), tl.algorithms.end(), algo) == tl.algorithms.end())
+      tl.algorithms.push_back(algo);
   }
 
   void part_done(int r) {
@@ -383,7 +468,7 @@ class Replayer {
       const auto pos = std::lower_bound(members.begin(), members.end(), rank) - members.begin();
       slots[static_cast<std::size_t>(pos)] = {rank, timing};
     }
-    for (const auto& [rank, timing] : slots) timeline(rank).comm[timing].start = engine_.now();
+    for (const auto& [rank, timing] : slots) comm_timing(rank, timing).start = engine_.now();
     if (members.size() == 1) {  // nothing to exchange
       engine_.schedule_at(engine_.now(), [this, slots] { part_done(slots[0].first); });
       return;
@@ -415,14 +500,14 @@ class Replayer {
   void collective_done(const std::vector<std::pair<int, std::size_t>>& slots, const CollectiveResult& res) {
     const int algo = algorithm_index(res.algorithm);
     for (std::size_t i = 0; i < slots.size(); ++i) {
-      CommTiming& t = timeline(slots[i].first).comm[slots[i].second];
+      CommTiming& t = comm_timing(slots[i].first, slots[i].second);
       t.bytes_sent = res.bytes_sent[i];
       t.algorithm = algo;
       t.protocol = res.protocol;
     }
     // Members end in group order at the same instant (the call's last arrival), or after unpacking.
     for (const auto& [rank, timing] : slots) {
-      const auto& op = std::get<CommOp>(record(rank, timeline(rank).comm[timing].record));
+      const auto& op = std::get<CommOp>(record(rank, comm_timing(rank, timing).record));
       if (op.unpack_bytes == 0)
         part_done(rank);
       else
@@ -445,7 +530,7 @@ class Replayer {
     RankState& s = state(r);
     const bool sends = op.kind != CommKind::recv, receives = op.kind != CommKind::send;
     s.parts_left = (sends ? 1 : 0) + (receives ? 1 : 0);
-    CommTiming& t = timeline(r).comm[s.active_comm];
+    CommTiming& t = s.comm_live.front();
     t.protocol = p2p_protocol_;
     // Register the receive first: a message to oneself may then complete it.
     if (receives) {
@@ -465,7 +550,7 @@ class Replayer {
       throw RuntimeError("replay: rank " + std::to_string(r) + " sends to rank " + std::to_string(op.dst) +
                          " of a world of " + std::to_string(ranks_.size()));
     const MessageKey key{op.group, r, op.dst, op.tag, op.seq};
-    if (op.dst != r) timeline(r).comm[state(r).active_comm].bytes_sent = static_cast<double>(op.bytes);
+    if (op.dst != r) state(r).comm_live.front().bytes_sent = static_cast<double>(op.bytes);
     collectives_.send(state(r).device, state(op.dst).device, static_cast<double>(op.bytes), p2p_protocol_,
                       [this, r, key] {
                         arrive(key);
@@ -495,8 +580,7 @@ class Replayer {
         what += " (" + std::string(comm_kind_name(op->kind)) + ")";
       throw RuntimeError("replay: rank " + std::to_string(r) + " cannot finish: " + what + " " + why);
     };
-    if (s.active_comm != kNone)
-      stuck(timeline(r).comm[s.active_comm].record, "never completes (a peer never posts the matching op)");
+    if (s.comm_active) stuck(s.comm_live.front().record, "never completes (a peer never posts the matching op)");
     if (!s.comm_queue.empty()) stuck(s.comm_queue.front().record, "never starts");
     if (s.blocked_on != kNone) stuck(s.cursor - 1, "(a Wait) never returns");
     if (s.records->at(s.cursor) != nullptr) stuck(s.cursor, "is never reached (host blocked)");
@@ -561,40 +645,5 @@ StreamBusy stream_busy(const RankTimeline& tl) {
   return b;
 }
 
-std::vector<PhaseSpan> phase_spans(const RankTimeline& tl) {
-  struct Open {
-    std::string name;
-    Time start = Time::max(), end{};
-  };
-  std::vector<Open> open;
-  std::vector<PhaseSpan> out;
-  // Three lists sorted by record index, walked together: markers open and close phases, and every op
-  // between them widens the phases open then.
-  std::size_t ci = 0, mi = 0;
-  auto widen = [&](std::size_t before) {
-    for (;;) {
-      const bool c = ci < tl.compute.size() && tl.compute[ci].record < before;
-      const bool m = mi < tl.comm.size() && tl.comm[mi].record < before;
-      if (!c && !m) return;
-      Time s, e;
-      if (c && (!m || tl.compute[ci].record < tl.comm[mi].record)) {
-        s = tl.compute[ci].start, e = tl.compute[ci].end, ++ci;
-      } else {
-        s = tl.comm[mi].ready, e = tl.comm[mi].end, ++mi;
-      }
-      for (auto& o : open) o.start = std::min(o.start, s), o.end = std::max(o.end, e);
-    }
-  };
-  for (const auto& mark : tl.phases) {
-    widen(mark.record);
-    if (mark.begin) {
-      open.push_back({mark.name});
-    } else if (!open.empty()) {
-      if (open.back().start != Time::max()) out.push_back({open.back().name, open.back().start, open.back().end});
-      open.pop_back();
-    }
-  }
-  return out;
-}
 
 }  // namespace spsim::sim

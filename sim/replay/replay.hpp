@@ -32,6 +32,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "runtime/core/trace_format.hpp"
@@ -61,6 +62,10 @@ struct ReplayOptions {
   // Keep RankTimeline::issue (when the host reached each record: the memory curve's times, 8 bytes a
   // record). false leaves it empty: a simulate that writes no Chrome trace does not need it.
   bool issue_times = true;
+  // Keep RankTimeline::compute and ::comm (a timing per op, what a Chrome trace or a Gantt chart
+  // draws). false leaves them empty: the summaries (busy, totals, phases) are kept either way, so
+  // memory then grows with ranks, not with ranks × ops.
+  bool op_timings = true;
 };
 
 struct ComputeTiming {
@@ -88,11 +93,28 @@ struct ComputeTotals {
   double flops = 0;
 };
 
-// A PhaseBegin or PhaseEnd record of one rank, kept so that phases need no records after the replay.
-struct PhaseMark {
-  std::size_t record = 0;
-  bool begin = false;
+// Busy time of one rank's streams. exposed = time the comm stream is busy (ready..end) while the
+// compute stream is not: the communication that compute does not hide.
+struct StreamBusy {
+  Time compute{};
+  Time comm{};
+  Time exposed_comm{};
+};
+
+// Comm ops of one kind on one rank: how many, their busy time (the sum of end − ready in seconds, in
+// stream order) and the bytes they put on links (summed in stream order).
+struct CommTotals {
+  rt::CommKind kind = rt::CommKind::barrier;
+  std::size_t count = 0;
+  double time_s = 0;
+  double bytes_sent = 0;
+};
+
+// Where a phase (PhaseBegin..PhaseEnd, possibly nested) ran on one rank: from the first start to the
+// last end of the ops recorded between its markers (comm ops from `ready`).
+struct PhaseSpan {
   std::string name;
+  Time start{}, end{};
 };
 
 struct RankTimeline {
@@ -101,10 +123,15 @@ struct RankTimeline {
   std::vector<ComputeTiming> compute;  // launched ops, in stream order
   std::vector<CommTiming> comm;        // in stream order (= record order)
   Time finish{};                       // end of the rank's last op
-  // What the summaries need of the records, gathered as the cursor passes them (the records of a
-  // streamed trace are gone when the replay ends):
-  std::vector<ComputeTotals> compute_totals;  // by name, in order of first launch
-  std::vector<PhaseMark> phases;              // in record order
+  // The summaries, gathered as the replay goes whether or not op timings are kept (the records of a
+  // streamed trace are gone when the replay ends, and the timings of a large one are not kept):
+  StreamBusy busy;                            // what stream_busy() computes from the timings
+  std::vector<ComputeTotals> compute_totals;  // by name, in order of first end
+  std::vector<CommTotals> comm_totals;        // by kind, in order of first end
+  double bytes_sent = 0;                      // all comm ops, summed in stream order
+  // Distinct (kind, algorithm index or -1 for point-to-point, protocol) of its comm ops.
+  std::vector<std::tuple<rt::CommKind, int, Protocol>> algorithms;
+  std::vector<PhaseSpan> phases;              // closed phases with a launched op, in order of PhaseEnd
   std::size_t records = 0;                    // records the cursor reached
   std::size_t skipped = 0;                    // ComputeOps never launched (fully masked blocks)
   std::uint64_t peak_bytes = 0;               // most bytes live (Alloc minus Free, record order)
@@ -119,23 +146,9 @@ struct ReplayResult {
   std::uint64_t events = 0;             // engine events processed
 };
 
-// Busy time of one rank's streams. exposed = time the comm stream is busy (ready..end) while the
-// compute stream is not: the communication that compute does not hide.
-struct StreamBusy {
-  Time compute{};
-  Time comm{};
-  Time exposed_comm{};
-};
+// StreamBusy from a rank's op timings (ReplayOptions::op_timings): the replay's own RankTimeline::busy
+// recomputed by merging the two streams' intervals.
 [[nodiscard]] StreamBusy stream_busy(const RankTimeline& timeline);
-
-// Where a phase (PhaseBegin..PhaseEnd, possibly nested) ran on one rank: from the first start to the
-// last end of the ops recorded between its markers (comm ops from `ready`). Phases without a
-// launched op are left out. In order of their PhaseEnd.
-struct PhaseSpan {
-  std::string name;
-  Time start{}, end{};
-};
-[[nodiscard]] std::vector<PhaseSpan> phase_spans(const RankTimeline& timeline);
 
 // One rank's records as the replay reads them: a whole trace, or a stream that records them as the
 // replay's cursor gets there and forgets those the replay is done with.

@@ -145,13 +145,14 @@ class TraceBuilder {
 
 inline ReplayResult run(const std::vector<tr::RankTrace>& traces, const ClusterConfig& cc,
                         double slowdown = 0, NetworkMode mode = NetworkMode::flow,
-                        const std::string& algorithm = "ring") {
+                        const std::string& algorithm = "ring", bool op_timings = true) {
   const Cluster cluster(cc);
   const ComputeModel model(cc.gpu, rt::DType::bf16);
   ReplayOptions o;
   o.algorithm = {algorithm, algorithm, algorithm, algorithm == "ring" ? "pairwise" : algorithm};
   o.protocol = Protocol::simple;
   o.compute_slowdown = slowdown;
+  o.op_timings = op_timings;
   return replay(traces, cluster, mode, model, o);
 }
 

@@ -222,7 +222,7 @@ TEST_CASE("phases span their ops; memory peaks follow the allocation order") {
   b.alloc(3, 80);  // live 130
   b.phase("backward", false);
   const auto res = run({b.trace()}, star(1, kBps, kHop));
-  const auto spans = phase_spans(res.ranks[0]);
+  const auto& spans = res.ranks[0].phases;
   REQUIRE(spans.size() == 2);
   CHECK(spans[0].name == "forward");
   CHECK(us(spans[0].end) == doctest::Approx(10));
@@ -234,6 +234,102 @@ TEST_CASE("phases span their ops; memory peaks follow the allocation order") {
   CHECK(mem.curve.size() == 4);
   CHECK(mem.oom(149));
   CHECK_FALSE(mem.oom(150));
+}
+
+namespace {
+
+// The phases of one rank from its records and op timings, the way the summary once computed them
+// after the replay: walk the records, open and close phases at their markers, and widen every phase
+// open at an op's record by the op's span.
+std::vector<PhaseSpan> phases_from_records(const tr::RankTrace& trace, const RankTimeline& tl) {
+  struct Open {
+    std::string name;
+    Time start = Time::max(), end{};
+  };
+  std::vector<Open> open;
+  std::vector<PhaseSpan> out;
+  std::size_t ci = 0, mi = 0;
+  for (std::size_t i = 0; i < trace.records.size(); ++i) {
+    Time s = Time::max(), e{};
+    if (ci < tl.compute.size() && tl.compute[ci].record == i) {
+      s = tl.compute[ci].start, e = tl.compute[ci].end, ++ci;
+    } else if (mi < tl.comm.size() && tl.comm[mi].record == i) {
+      s = tl.comm[mi].ready, e = tl.comm[mi].end, ++mi;
+    } else if (const auto* b = std::get_if<tr::PhaseBegin>(&trace.records[i])) {
+      open.push_back({b->name});
+    } else if (std::holds_alternative<tr::PhaseEnd>(trace.records[i]) && !open.empty()) {
+      if (open.back().start != Time::max()) out.push_back({open.back().name, open.back().start, open.back().end});
+      open.pop_back();
+    }
+    if (s == Time::max()) continue;
+    for (auto& o : open) o.start = std::min(o.start, s), o.end = std::max(o.end, e);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the summaries kept as the replay goes equal those computed from the op timings afterwards") {
+  // Two ranks with nested phases, compute overlapping a collective and p2p, an empty phase, a phase
+  // left open, and slowed compute while communicating; the second rank starts later.
+  constexpr int p = 2;
+  std::vector<tr::RankTrace> traces;
+  for (int r = 0; r < p; ++r) {
+    TraceBuilder b(r, p);
+    b.phase("step", true);
+    b.phase("forward", true);
+    b.gemm((5 + 7 * r) * kGemmPerUs);
+    const auto ar = b.collective(tr::CommKind::all_reduce, 4 * kMsg, 0);
+    b.gemm(30 * kGemmPerUs);  // overlaps the all-reduce
+    b.phase("empty", true);
+    b.phase("empty", false);
+    b.wait(ar);
+    b.phase("forward", false);
+    b.phase("backward", true);
+    const auto x = b.sendrecv(1 - r, 1 - r, kMsg, 0);
+    b.elementwise(1000000);
+    b.gemm(20 * kGemmPerUs);  // still running when the sendrecv ends
+    b.wait(x);
+    b.gemm(2 * kGemmPerUs);
+    b.phase("backward", false);
+    b.phase("step", false);
+    b.phase("open", true);
+    b.gemm(kGemmPerUs);
+    traces.push_back(b.trace());
+  }
+  const auto timed = run(traces, star(p, kBps, kHop), 0.25);
+  const auto lean = run(traces, star(p, kBps, kHop), 0.25, NetworkMode::flow, "ring", false);
+  for (int r = 0; r < p; ++r) {
+    CAPTURE(r);
+    const auto& tl = timed.ranks[static_cast<std::size_t>(r)];
+    const auto& ln = lean.ranks[static_cast<std::size_t>(r)];
+    const StreamBusy busy = stream_busy(tl);
+    CHECK(tl.busy.compute == busy.compute);
+    CHECK(tl.busy.comm == busy.comm);
+    CHECK(tl.busy.exposed_comm == busy.exposed_comm);
+    CHECK(tl.busy.exposed_comm > Time{});  // the all-reduce outlasts the compute it overlaps
+    const auto phases = phases_from_records(traces[static_cast<std::size_t>(r)], tl);
+    REQUIRE(tl.phases.size() == phases.size());
+    REQUIRE(phases.size() == 3);  // forward, backward, step: "empty" has no op, "open" never closes
+    for (std::size_t k = 0; k < phases.size(); ++k) {
+      CHECK(tl.phases[k].name == phases[k].name);
+      CHECK(tl.phases[k].start == phases[k].start);
+      CHECK(tl.phases[k].end == phases[k].end);
+    }
+    // Without op timings: nothing per op, the same summaries.
+    CHECK(ln.compute.empty());
+    CHECK(ln.comm.empty());
+    CHECK(ln.busy.compute == tl.busy.compute);
+    CHECK(ln.busy.exposed_comm == tl.busy.exposed_comm);
+    CHECK(ln.finish == tl.finish);
+    REQUIRE(ln.phases.size() == tl.phases.size());
+    for (std::size_t k = 0; k < phases.size(); ++k) CHECK(ln.phases[k].end == tl.phases[k].end);
+    REQUIRE(ln.comm_totals.size() == 2);
+    double bytes = 0;
+    for (const auto& c : tl.comm) bytes += c.bytes_sent;
+    CHECK(ln.bytes_sent == bytes);
+    CHECK(ln.algorithms.size() == 2);  // the ring all-reduce and the p2p sendrecv
+  }
 }
 
 TEST_CASE("a collective of every rank with nothing in flight is folded to one node, with the same timings") {
