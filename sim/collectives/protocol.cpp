@@ -20,7 +20,7 @@ ProtocolTable nccl_protocol_table() {
 }
 
 bool protocol_supported(AlgorithmFamily family, Protocol p) {
-  return family != AlgorithmFamily::nvls || p == Protocol::simple;
+  return (family != AlgorithmFamily::nvls && family != AlgorithmFamily::pat) || p == Protocol::simple;
 }
 
 ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, AlgorithmFamily family, CommKind kind,
@@ -34,6 +34,12 @@ ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, Algorithm
     c.step_latency = {table.nvls_latency[0], table.nvls_latency[0], table.nvls_latency[1]};
     c.efficiency = table.nvls_efficiency;
     c.network_efficiency = table.tree_efficiency;  // NVLS-Tree's tree between nodes
+    return c;
+  }
+  if (family == AlgorithmFamily::pat) {
+    c.base_latency = table.pat_base_latency + nodes * table.pat_rank_latency;
+    c.step_latency = {table.pat_step_latency, table.pat_step_latency, table.pat_step_latency};
+    c.efficiency = c.network_efficiency = table.pat_efficiency;
     return c;
   }
   c.base_latency = family == AlgorithmFamily::tree ? e.tree_base_latency : e.ring_base_latency;

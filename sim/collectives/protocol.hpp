@@ -28,7 +28,7 @@ namespace spsim::sim {
 
 // Which of NCCL's latency/efficiency rules an algorithm follows. Point-to-point algorithms
 // (pairwise, direct) follow the ring rules.
-enum class AlgorithmFamily : std::uint8_t { ring, tree, nvls };  // nvls: NVLS and NVLS-Tree
+enum class AlgorithmFamily : std::uint8_t { ring, tree, nvls, pat };  // nvls: NVLS and NVLS-Tree
 
 // The costs of one protocol for one call, after NCCL's rules are applied.
 struct ProtocolCosts {
@@ -64,16 +64,22 @@ struct ProtocolTable {
   // Hopper 141 / 45 / 35, Blackwell twice Hopper's. The cap (bytes/s; 0: none) comes from the preset.
   double ll_efficiency_ring = 0.5;
   std::array<double, 3> ll_max_busbw_Bps{};
+  // PAT (NCCL 2.23+, src/graph/tuning.cc): base latency 8 µs, a linear 2.8 µs per rank, per log step
+  // the network's PAT latency (14 µs) / 3.5, and 0.75 of the ring's bus bandwidth. Simple only.
+  Time pat_base_latency = Time::from_us(8.0);
+  Time pat_rank_latency = Time::ps(2800000);
+  Time pat_step_latency = Time::ps(4000000);  // 14 µs / 3.5
+  double pat_efficiency = 0.75;
   std::string source;  // where overrides came from (calibration note)
 };
 
 // NCCL 2.20's constants (above).
 [[nodiscard]] ProtocolTable nccl_protocol_table();
 
-// NVLS runs only the Simple protocol; every other family runs all three.
+// NVLS and PAT run only the Simple protocol; every other family runs all three.
 [[nodiscard]] bool protocol_supported(AlgorithmFamily family, Protocol p);
 
-// Resolves the table for one call. `multi_node`: the group spans more than one node;
+// Resolves the table for one call (PAT: `nodes` is its rank count, one per node). `multi_node`: the group spans more than one node;
 // `min_gpus_per_node`: the fewest group members on any node it spans. For ring collectives on LL,
 // `nodes` picks the llMaxBw bucket and `busbw_bound_Bps` (the group's bus-bandwidth bound: a GPU's
 // NVLink port, or across nodes the lesser of it and its node's NICs) turns the cap into an efficiency;

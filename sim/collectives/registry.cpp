@@ -15,6 +15,7 @@ AlgorithmRegistry default_algorithms() {
   reg.add(pairwise_algorithm());
   reg.add(direct_algorithm());
   reg.add(hierarchical_algorithm());
+  reg.add(pat_algorithm());
   return reg;
 }
 

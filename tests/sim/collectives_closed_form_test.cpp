@@ -304,3 +304,57 @@ TEST_CASE("NVLS-Tree: max(port stream, busiest NIC stream) + α_nvls + (2 depth 
     CHECK(r.duration().seconds() < 1);
   }
 }
+
+TEST_CASE("PAT: 8 µs + 2.8 µs P + Σ_k (α_k + min(2^k, P - 2^k) n β / P), one GPU per node") {
+  // NCCL's PAT constants (protocol.hpp): base 8 µs, 2.8 µs a rank, 4 µs a log step, 0.75 of the
+  // bandwidth. The Bruck steps for P = 6: distances 1, 2, 4 moving 1, 2 and 2 chunks (5 = P − 1);
+  // for P = 8: 1, 2, 4 chunks; reduce-scatter the same in reverse. β = 6 ps/byte at efficiency 1.
+  const double beta_ps = 6.0, bw = 1e12 / beta_ps;
+  const Time hop = Time::from_us(1);
+  const ProtocolTable table = nccl_protocol_table();
+  for (auto [p, chunks] : {std::pair{6, std::vector<int>{1, 2, 2}}, {8, std::vector<int>{1, 2, 4}},
+                           {2, std::vector<int>{1}}, {5, std::vector<int>{1, 2, 1}}}) {
+    const Cluster cluster(testing::one_gpu_nodes(p, bw, hop));
+    for (const CommKind kind : {CommKind::all_gather, CommKind::reduce_scatter}) {
+      for (const double n : {0.0, 3.0 * 1024 * 1024 * 1024}) {
+        CAPTURE(p);
+        CAPTURE(n);
+        const double alpha = 4e6 + 2 * 1e6;  // ps: PAT's step + two hops
+        double want = 8e6 + 2.8e6 * p;
+        for (int c : chunks) want += alpha + c * (n / p) * beta_ps / 0.75;
+        const auto r = run_one(cluster, table, kind, n, "pat");
+        CHECK(static_cast<double>(r.duration().count_ps()) == doctest::Approx(want).epsilon(1e-9));
+        for (double sent : r.bytes_sent) CHECK(sent == doctest::Approx((p - 1) * n / p));
+        // The tuner's estimate is the same formula.
+        Engine engine;
+        auto network = make_network(NetworkMode::flow, engine, cluster);
+        const Collectives coll(*network, table);
+        const auto choice = coll.choose(CollectiveCall{kind, cluster.gpus(), n, "pat", Protocol::simple, 1});
+        CHECK(choice.predicted_s * 1e12 == doctest::Approx(want).epsilon(1e-9));
+      }
+    }
+  }
+}
+
+TEST_CASE("the tuner takes PAT for small all-gathers across one-GPU nodes and the ring for large ones") {
+  const ProtocolTable table = nccl_protocol_table();
+  const Cluster cluster(testing::one_gpu_nodes(64, 25e9, Time::from_us(1)));
+  Engine engine;
+  auto network = make_network(NetworkMode::flow, engine, cluster);
+  const Collectives coll(*network, table);
+  auto algo = [&](double n) {
+    return coll.choose(CollectiveCall{CommKind::all_gather, cluster.gpus(), n, "auto", std::nullopt, 1}).algorithm;
+  };
+  // 1 MiB: the ring's 63 steps of ≥ 2 µs latency and more lose to PAT's 8 + 179 + 6 × 6 µs; 4 GiB: PAT's
+  // 0.75 bandwidth loses.
+  CHECK(algo(1024.0 * 1024) == "pat");
+  CHECK(algo(4.0 * 1024 * 1024 * 1024) == "ring");
+  // Two GPUs on a node: NCCL does not enable PAT, and neither does the tuner; asked for, it is refused.
+  const Cluster two(testing::star_cluster(4, 25e9, Time::from_us(1)));
+  auto two_net = make_network(NetworkMode::flow, engine, two);
+  const Collectives two_coll(*two_net, table);
+  CHECK(two_coll.choose(CollectiveCall{CommKind::all_gather, two.gpus(), 1024, "auto", std::nullopt, 1}).algorithm !=
+        "pat");
+  CHECK_THROWS_AS((void)two_coll.choose(CollectiveCall{CommKind::all_gather, two.gpus(), 1024, "pat", std::nullopt, 1}),
+                  spsim::InputError);
+}

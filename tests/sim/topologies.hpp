@@ -33,6 +33,14 @@ inline ClusterConfig star_cluster(int p, double bytes_per_s, Time hop_latency,
   return c;
 }
 
+// The same with every GPU a node of its own (one GPU per node, as PAT wants): node i holds "g{i}".
+inline ClusterConfig one_gpu_nodes(int p, double bytes_per_s, Time hop_latency) {
+  ClusterConfig c = star_cluster(p, bytes_per_s, hop_latency);
+  auto& t = *c.topology;
+  for (int i = 0; i < p; ++i) t.devices[static_cast<std::size_t>(i)].node = i;
+  return c;
+}
+
 // A protocol table with no base latency and the given per-step latency for every link class and
 // efficiency 1 for Simple: the closed forms' α then is step + route latency.
 inline ProtocolTable plain_protocols(Time step) {
