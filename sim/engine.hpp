@@ -11,7 +11,7 @@ namespace spsim::sim {
 
 // Events run in order of (time, insertion sequence): two events at the same picosecond run in the
 // order they were scheduled, so a run is a pure function of its inputs. The queue is an indexed
-// binary heap of (time, sequence, slot), so a pending event can be cancelled in O(log n). There is no global clock;
+// 4-ary heap of (time, sequence, slot), so a pending event can be cancelled in O(log n). There is no global clock;
 // every component receives the Engine it schedules on. Not thread-safe (one simulation per thread).
 class Engine {
  public:

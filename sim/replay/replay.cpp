@@ -11,7 +11,6 @@
 #include <unordered_map>
 
 #include "runtime/core/error.hpp"
-#include "runtime/core/hash.hpp"
 #include "sim/collectives/collectives.hpp"
 
 namespace spsim::sim {
@@ -51,6 +50,14 @@ struct RunningCompute {
   Engine::EventId finish;        // the op's end; cancelled and rescheduled when the rate changes
 };
 
+// A point-to-point channel message: (group, src, dst, tag, ordinal).
+using MessageKey = std::tuple<GroupId, int, int, int, std::uint64_t>;
+// A message its receiver holds: arrived before the receive was posted, or awaited by a posted receive.
+struct Inbound {
+  MessageKey key;
+  bool arrived = false;  // else a receive waits for it
+};
+
 // A phase of one rank while the replay runs: the span of the ops issued while it was the innermost
 // open phase; its children's spans are folded in when the replay ends.
 struct PhaseAcc {
@@ -80,6 +87,9 @@ struct RankState {
   std::vector<PhaseAcc> phases;      // in order of PhaseBegin
   std::vector<int> open_phases;      // the nesting at the cursor, innermost last
   std::vector<int> closed_phases;    // in order of PhaseEnd
+  // Messages to this rank that arrived unreceived, or receives posted and waiting: a few at a time,
+  // so a vector searched from the back (the newest first) costs less than a hash map's nodes.
+  std::vector<Inbound> inbox;
   [[nodiscard]] int phase() const { return open_phases.empty() ? kNoPhase : open_phases.back(); }
 };
 
@@ -101,24 +111,6 @@ struct PendingCollective {
   CommKind kind = CommKind::barrier;
   std::uint64_t bytes = 0;
   std::vector<std::pair<int, std::size_t>> posted;  // (world rank, comm timing index)
-};
-
-// A point-to-point channel message: (group, src, dst, tag, ordinal).
-using MessageKey = std::tuple<GroupId, int, int, int, std::uint64_t>;
-struct MessageKeyHash {
-  std::size_t operator()(const MessageKey& k) const noexcept {
-    return rt::WordHash()
-        .add(std::get<0>(k))
-        .add(static_cast<std::uint64_t>(static_cast<std::uint32_t>(std::get<1>(k))) << 32 |
-             static_cast<std::uint32_t>(std::get<2>(k)))
-        .add(static_cast<std::uint64_t>(static_cast<std::uint32_t>(std::get<3>(k))))
-        .add(std::get<4>(k))
-        .value();
-  }
-};
-struct Message {
-  bool arrived = false;
-  int waiting_rank = -1;  // the receiver, once its op is ready
 };
 
 // The simulator's call for a recorded collective: a barrier is a zero-byte all-reduce.
@@ -534,12 +526,14 @@ class Replayer {
     t.protocol = p2p_protocol_;
     // Register the receive first: a message to oneself may then complete it.
     if (receives) {
-      Message& m = messages_[MessageKey{op.group, op.src, r, op.tag, op.recv_seq}];
-      if (m.arrived) {
-        messages_.erase(MessageKey{op.group, op.src, r, op.tag, op.recv_seq});
+      const MessageKey key{op.group, op.src, r, op.tag, op.recv_seq};
+      auto& inbox = s.inbox;
+      const auto it = find_inbound(inbox, key);
+      if (it != inbox.end()) {  // arrived before the receive
+        take_inbound(inbox, it);
         engine_.schedule_at(engine_.now(), [this, r] { part_done(r); });
       } else {
-        m.waiting_rank = r;
+        inbox.push_back({key, false});
       }
     }
     if (sends) send(r, op);
@@ -559,14 +553,25 @@ class Replayer {
   }
 
   void arrive(const MessageKey& key) {
-    Message& m = messages_[key];
-    if (m.waiting_rank < 0) {
-      m.arrived = true;
+    const int receiver = std::get<2>(key);
+    auto& inbox = state(receiver).inbox;
+    const auto it = find_inbound(inbox, key);
+    if (it == inbox.end()) {  // not received yet
+      inbox.push_back({key, true});
       return;
     }
-    const int receiver = m.waiting_rank;
-    messages_.erase(key);
+    take_inbound(inbox, it);
     part_done(receiver);
+  }
+
+  static std::vector<Inbound>::iterator find_inbound(std::vector<Inbound>& inbox, const MessageKey& key) {
+    for (auto it = inbox.end(); it != inbox.begin();)
+      if ((--it)->key == key) return it;
+    return inbox.end();
+  }
+  static void take_inbound(std::vector<Inbound>& inbox, std::vector<Inbound>::iterator it) {
+    *it = inbox.back();
+    inbox.pop_back();
   }
 
   // ---- end of run ---------------------------------------------------------------------------------
@@ -595,7 +600,6 @@ class Replayer {
   std::unordered_map<GroupId, std::vector<int>> groups_;
   std::vector<RankState> ranks_;
   std::map<std::pair<GroupId, std::uint64_t>, PendingCollective> pending_collectives_;
-  std::unordered_map<MessageKey, Message, MessageKeyHash> messages_;  // only lookups: order never matters
   ReplayResult result_;
 };
 
