@@ -123,15 +123,20 @@ struct TraceStreams::Rank {
     const int rc = pthread_create(&thread, &attr, &Rank::thread_main, this);
     pthread_attr_destroy(&attr);
     if (rc != 0)
-      throw std::system_error(rc, std::generic_category(), "starting the trace thread of rank " + std::to_string(rank));
+      throw std::system_error(rc, std::generic_category(),
+                              "starting the trace thread of rank " + std::to_string(rank));
     started = true;
   }
   void join() {
     if (started) pthread_join(thread, nullptr);
   }
 #else
-  void yield() { swapcontext(&context, &shared->consumer); }
-  void resume() { swapcontext(&shared->consumer, &context); }
+  void yield() {
+    swapcontext(&context, &shared->consumer);
+  }
+  void resume() {
+    swapcontext(&shared->consumer, &context);
+  }
   // makecontext passes ints: the Rank's address in two halves.
   static void fiber_main(unsigned int hi, unsigned int lo) {
     auto* r = reinterpret_cast<Rank*>((static_cast<std::uintptr_t>(hi) << 32) | lo);
@@ -139,7 +144,8 @@ struct TraceStreams::Rank {
     setcontext(&r->shared->consumer);  // never resumed again
   }
   void start() {
-    void* mem = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* mem = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mem == MAP_FAILED)
       throw std::system_error(errno, std::generic_category(),
                               "mapping the trace stack of rank " + std::to_string(rank));

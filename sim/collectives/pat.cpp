@@ -35,8 +35,8 @@ class Pat final : public Algorithm {
   [[nodiscard]] AlgorithmFamily family() const override { return AlgorithmFamily::pat; }
   [[nodiscard]] std::string unsupported(const CollectiveCall&, const GroupShape& g) const override {
     if (g.max_per_node > 1)
-      return "PAT runs with one GPU per node (as NCCL enables it); the group has " + std::to_string(g.max_per_node) +
-             " on one node";
+      return "PAT runs with one GPU per node (as NCCL enables it); the group has " +
+             std::to_string(g.max_per_node) + " on one node";
     return "";
   }
 

@@ -111,7 +111,8 @@ struct CommTotals {
 };
 
 // Where a phase (PhaseBegin..PhaseEnd, possibly nested) ran on one rank: from the first start to the
-// last end of the ops recorded between its markers (comm ops from `ready`).
+// last end of the ops recorded between its markers (comm ops from `ready`). A phase without a
+// launched op, or never closed, has none.
 struct PhaseSpan {
   std::string name;
   Time start{}, end{};
@@ -120,13 +121,13 @@ struct PhaseSpan {
 struct RankTimeline {
   std::vector<Time> issue;             // per record: when the host cursor reached it (empty unless
                                        // ReplayOptions::issue_times)
-  std::vector<ComputeTiming> compute;  // launched ops, in stream order
-  std::vector<CommTiming> comm;        // in stream order (= record order)
+  std::vector<ComputeTiming> compute;  // launched ops, in stream order (empty unless op_timings)
+  std::vector<CommTiming> comm;        // in stream order (= record order) (empty unless op_timings)
   Time finish{};                       // end of the rank's last op
   // The summaries, gathered as the replay goes whether or not op timings are kept (the records of a
   // streamed trace are gone when the replay ends, and the timings of a large one are not kept):
   StreamBusy busy;                            // what stream_busy() computes from the timings
-  std::vector<ComputeTotals> compute_totals;  // by name, in order of first end
+  std::vector<ComputeTotals> compute_totals;  // by name, in order of first launch
   std::vector<CommTotals> comm_totals;        // by kind, in order of first end
   double bytes_sent = 0;                      // all comm ops, summed in stream order
   // Distinct (kind, algorithm index or -1 for point-to-point, protocol) of its comm ops.

@@ -42,7 +42,8 @@ std::string describe(const Record& r) {
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, ComputeOp>)
-          return "compute " + std::string(x.name) + " " + std::to_string(x.flops) + " " + std::to_string(x.bytes());
+          return "compute " + std::string(x.name) + " " + std::to_string(x.flops) + " " +
+                 std::to_string(x.bytes());
         else if constexpr (std::is_same_v<T, CommOp>)
           return "comm " + std::string(comm_kind_name(x.kind)) + " " + std::to_string(x.group) + " " +
                  std::to_string(x.bytes) + " " + std::to_string(x.dst) + " " + std::to_string(x.src) + " " +
@@ -70,91 +71,92 @@ std::vector<std::string> describe_all(const std::vector<Record>& records) {
 }  // namespace
 
 TEST_SUITE("trace_streams") {
-
-TEST_CASE("streamed ranks hand over trace_ranks' records, whatever the chunk and pull order") {
-  constexpr int p = 4;
-  const auto whole = trace_ranks(p, DType::bf16, program);
-  for (const std::size_t chunk : {std::size_t{1}, std::size_t{3}, std::size_t{1000}}) {
-    CAPTURE(chunk);
-    TraceStreams streams(p, DType::bf16, program, chunk);
-    std::vector<std::vector<Record>> got(p);
-    std::vector<bool> done(p, false);
-    // Pull the ranks unevenly: rank r is asked r + 1 times per round.
-    for (int round = 0, left = p; left > 0; ++round)
-      for (int r = 0; r < p; ++r)
-        for (int k = 0; k <= r && !done[static_cast<std::size_t>(r)]; ++k) {
-          auto& out = got[static_cast<std::size_t>(r)];
-          const std::size_t before = out.size();
-          if (!streams.pull(r, out)) {
-            done[static_cast<std::size_t>(r)] = true;
-            --left;
-          } else {
-            CHECK(out.size() > before);
-            CHECK(out.size() - before <= chunk);
+  TEST_CASE("streamed ranks hand over trace_ranks' records, whatever the chunk and pull order") {
+    constexpr int p = 4;
+    const auto whole = trace_ranks(p, DType::bf16, program);
+    for (const std::size_t chunk : {std::size_t{1}, std::size_t{3}, std::size_t{1000}}) {
+      CAPTURE(chunk);
+      TraceStreams streams(p, DType::bf16, program, chunk);
+      std::vector<std::vector<Record>> got(p);
+      std::vector<bool> done(p, false);
+      // Pull the ranks unevenly: rank r is asked r + 1 times per round.
+      for (int round = 0, left = p; left > 0; ++round)
+        for (int r = 0; r < p; ++r)
+          for (int k = 0; k <= r && !done[static_cast<std::size_t>(r)]; ++k) {
+            auto& out = got[static_cast<std::size_t>(r)];
+            const std::size_t before = out.size();
+            if (!streams.pull(r, out)) {
+              done[static_cast<std::size_t>(r)] = true;
+              --left;
+            } else {
+              CHECK(out.size() > before);
+              CHECK(out.size() - before <= chunk);
+            }
           }
-        }
-    for (int r = 0; r < p; ++r) {
-      CAPTURE(r);
-      CHECK(describe_all(got[static_cast<std::size_t>(r)]) == describe_all(whole[static_cast<std::size_t>(r)].records));
-      std::vector<std::uint64_t> ids;
-      for (const auto& g : streams.groups(r)) ids.push_back(g.id);
-      std::vector<std::uint64_t> want;
-      for (const auto& g : whole[static_cast<std::size_t>(r)].groups) want.push_back(g.id);
-      CHECK(ids == want);
-      CHECK_FALSE(streams.pull(r, got[static_cast<std::size_t>(r)]));  // finished stays finished
+      for (int r = 0; r < p; ++r) {
+        CAPTURE(r);
+        CHECK(describe_all(got[static_cast<std::size_t>(r)]) ==
+              describe_all(whole[static_cast<std::size_t>(r)].records));
+        std::vector<std::uint64_t> ids;
+        for (const auto& g : streams.groups(r)) ids.push_back(g.id);
+        std::vector<std::uint64_t> want;
+        for (const auto& g : whole[static_cast<std::size_t>(r)].groups) want.push_back(g.id);
+        CHECK(ids == want);
+        CHECK_FALSE(streams.pull(r, got[static_cast<std::size_t>(r)]));  // finished stays finished
+      }
     }
   }
-}
 
-TEST_CASE("a Wait's record index counts from the rank's first record across pulls") {
-  TraceStreams streams(2, DType::bf16, program, 2);
-  std::vector<Record> all, part;
-  while (streams.pull(1, part)) {
-    for (auto& r : part) all.push_back(std::move(r));
-    part.clear();
-  }
-  bool waits = false;
-  for (const auto& r : all)
-    if (const auto* w = std::get_if<Wait>(&r)) {
-      waits = true;
-      REQUIRE(w->comm_record < all.size());
-      CHECK(std::holds_alternative<CommOp>(all[w->comm_record]));
+  TEST_CASE("a Wait's record index counts from the rank's first record across pulls") {
+    TraceStreams streams(2, DType::bf16, program, 2);
+    std::vector<Record> all, part;
+    while (streams.pull(1, part)) {
+      for (auto& r : part) all.push_back(std::move(r));
+      part.clear();
     }
-  CHECK(waits);
-}
-
-TEST_CASE("an exception of a rank's program reaches the consumer at that rank's pull") {
-  TraceStreams streams(3, DType::bf16, [](Device& dev, Comm& comm) {
-    Tensor x = dev.empty({4});
-    if (comm.rank() == 1) throw RuntimeError("rank 1 fails");
-    dev.scale(x, 2.0);
-  });
-  std::vector<Record> out;
-  while (streams.pull(0, out)) {
+    bool waits = false;
+    for (const auto& r : all)
+      if (const auto* w = std::get_if<Wait>(&r)) {
+        waits = true;
+        REQUIRE(w->comm_record < all.size());
+        CHECK(std::holds_alternative<CommOp>(all[w->comm_record]));
+      }
+    CHECK(waits);
   }
-  CHECK_THROWS_WITH_AS(streams.pull(1, out), "rank 1 fails", RuntimeError);
-  CHECK_THROWS_AS(streams.pull(1, out), RuntimeError);  // and at every later pull
-  out.clear();
-  while (streams.pull(2, out)) {
-  }
-  CHECK_FALSE(out.empty());
-}
 
-TEST_CASE("streams dropped half-read run their ranks to the end and join") {
-  int ended = 0;
-  {
-    TraceStreams streams(8, DType::bf16,
-                         [&](Device& dev, Comm& comm) {
-                           program(dev, comm);
-                           ++ended;
-                         },
-                         1);
+  TEST_CASE("an exception of a rank's program reaches the consumer at that rank's pull") {
+    TraceStreams streams(3, DType::bf16, [](Device& dev, Comm& comm) {
+      Tensor x = dev.empty({4});
+      if (comm.rank() == 1) throw RuntimeError("rank 1 fails");
+      dev.scale(x, 2.0);
+    });
     std::vector<Record> out;
-    for (int r = 0; r < 8; r += 2) CHECK(streams.pull(r, out));  // started, paused after one record
+    while (streams.pull(0, out)) {
+    }
+    CHECK_THROWS_WITH_AS(streams.pull(1, out), "rank 1 fails", RuntimeError);
+    CHECK_THROWS_AS(streams.pull(1, out), RuntimeError);  // and at every later pull
+    out.clear();
+    while (streams.pull(2, out)) {
+    }
+    CHECK_FALSE(out.empty());
   }
-  CHECK(ended == 4);  // the four started ranks finished; the others never started
-  CHECK_THROWS_AS(TraceStreams(0, DType::bf16, program), RuntimeError);
-  CHECK_THROWS_AS(TraceStreams(2, DType::bf16, program, 0), RuntimeError);
-}
+
+  TEST_CASE("streams dropped half-read run their ranks to the end and join") {
+    int ended = 0;
+    {
+      TraceStreams streams(
+          8, DType::bf16,
+          [&](Device& dev, Comm& comm) {
+            program(dev, comm);
+            ++ended;
+          },
+          1);
+      std::vector<Record> out;
+      for (int r = 0; r < 8; r += 2) CHECK(streams.pull(r, out));  // started, paused after one record
+    }
+    CHECK(ended == 4);  // the four started ranks finished; the others never started
+    CHECK_THROWS_AS(TraceStreams(0, DType::bf16, program), RuntimeError);
+    CHECK_THROWS_AS(TraceStreams(2, DType::bf16, program, 0), RuntimeError);
+  }
 
 }  // TEST_SUITE
