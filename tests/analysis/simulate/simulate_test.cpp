@@ -11,6 +11,10 @@
 #include "analysis/config/document.hpp"
 #include "analysis/config/sweep.hpp"
 #include "analysis/report/json.hpp"
+#include "analysis/simulate/trace.hpp"
+#include "sim/cluster/cluster.hpp"
+#include "sim/compute/compute_model.hpp"
+#include "sim/replay/replay.hpp"
 #include "runtime/core/error.hpp"
 #include "tests/cli/run_cli.hpp"
 
@@ -175,6 +179,22 @@ TEST_CASE("streamed records give the summary of whole traces: every number, ever
     }
   }
   CHECK(points >= 12);
+}
+
+TEST_CASE("a streamed replay past its memory budget stops with a ResourceError at strategy.degree") {
+  // Resident memory is checked every 256 pulls; with a pull per record and a budget below anything
+  // the process can hold, the check fires at the 256th pull, inside the replay.
+  const auto config = rsa("ring");
+  analysis::StreamedStep step(config, -1.0, "a test's budget", 1);
+  const sim::Cluster cluster(*config.cluster);
+  const sim::ComputeModel model(cluster.config().gpu, config.workload.dtype);
+  try {
+    (void)sim::replay(step.ranks(), cluster, sim::NetworkMode::flow, model);
+    FAIL("the replay should have stopped");
+  } catch (const ResourceError& e) {
+    CHECK(e.where() == "strategy.degree");
+    CHECK(std::string(e.what()).find("a test's budget") != std::string::npos);
+  }
 }
 
 TEST_CASE("bad input is an InputError naming the path") {
