@@ -252,7 +252,8 @@ class Replayer {
   std::size_t comm_ordinal(int r, std::size_t comm_record, std::size_t wait_record) {
     const RankState& s = state(r);
     const auto& live = s.comm_live;
-    if (comm_record < wait_record && (live.empty() || comm_record < live.front().record)) return 0;
+    if (comm_record < wait_record && s.comm_done > 0 && (live.empty() || comm_record < live.front().record))
+      return 0;
     const auto it = std::lower_bound(live.begin(), live.end(), comm_record,
                                      [](const CommTiming& c, std::size_t rec) { return c.record < rec; });
     if (comm_record >= wait_record || it == live.end() || it->record != comm_record)

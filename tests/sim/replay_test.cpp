@@ -203,6 +203,22 @@ TEST_CASE("traces that cannot finish are reported, not hung") {
     r1.collective(tr::CommKind::all_reduce, 2 * kMsg, 0);
     CHECK_THROWS_AS((void)run({r0.trace(), r1.trace()}, star(p, kBps, kHop)), rt::RuntimeError);
   }
+  SUBCASE("a wait for a record that is not an earlier comm op") {
+    // (Once comm ops have ended, the replay keeps only those in flight, so a wait for an older record
+    // is taken as one for an ended op; these are the cases it can still tell.)
+    TraceBuilder before(0, 1), itself(0, 1), between(0, 1);
+    const auto g = before.gemm(kGemmPerUs);
+    before.wait(g);  // a compute op, and no comm op has run
+    CHECK_THROWS_AS((void)run({before.trace()}, star(1, kBps, kHop)), rt::RuntimeError);
+    itself.gemm(kGemmPerUs);
+    itself.wait(1);  // the wait itself
+    CHECK_THROWS_AS((void)run({itself.trace()}, star(1, kBps, kHop)), rt::RuntimeError);
+    const auto c = between.collective(tr::CommKind::all_reduce, kMsg, 0);
+    between.gemm(kGemmPerUs);
+    between.collective(tr::CommKind::all_reduce, kMsg, 1);
+    between.wait(c + 1);  // the compute op between two comm ops in flight
+    CHECK_THROWS_AS((void)run({between.trace()}, star(1, kBps, kHop)), rt::RuntimeError);
+  }
   SUBCASE("more ranks than GPUs") {
     TraceBuilder r0(0, 2), r1(1, 2);
     CHECK_THROWS_AS((void)run({r0.trace(), r1.trace()}, star(1, kBps, kHop)), std::invalid_argument);
