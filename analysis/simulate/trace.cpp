@@ -1,6 +1,8 @@
 // Tracing a config: the step program on trace ranks, with data-less inputs.
 #include "analysis/simulate/trace.hpp"
 
+#include <deque>
+
 #include "analysis/closed_form/closed_form.hpp"
 #include "analysis/report/table.hpp"
 #include "runtime/core/error.hpp"
@@ -45,45 +47,54 @@ std::vector<rt::trace::RankTrace> trace_config(const Config& config, double budg
                     config.workload.dtype, budget_bytes);
 }
 
-// A rank's window of records: those the replay may still read, window_[head_..] from record base_ on,
-// pulled from the rank's stream when the cursor passes the end. The vector is compacted when its dead
-// front outgrows its live part, so each record is moved about once more.
+// A rank's window of records: the batches pulled from its stream and not yet released, in record
+// order. A batch is one pull's records and stays where it is until every record in it is released, so
+// a record never moves while the replay may read it; an emptied batch's buffer is reused.
 class StreamedStep::Rank final : public sim::RankRecords {
  public:
   Rank(StreamedStep& owner, int rank) : owner_(owner), streams_(owner.streams_), rank_(rank) {}
   [[nodiscard]] const rt::trace::Record* at(std::size_t i) override {
-    while (i >= base_ + (window_.size() - head_)) {
+    while (i >= end_) {
       if (finished_) return nullptr;
-      if (head_ == window_.size()) {
-        window_.clear();
-        head_ = 0;
-      } else if (head_ >= window_.size() - head_) {
-        window_.erase(window_.begin(), window_.begin() + static_cast<std::ptrdiff_t>(head_));
-        head_ = 0;
+      std::vector<rt::trace::Record> records;
+      if (!spare_.empty()) {
+        records = std::move(spare_.back());
+        spare_.pop_back();
       }
-      if (!streams_.pull(rank_, window_)) {
+      if (!streams_.pull(rank_, records)) {
         finished_ = true;
         return nullptr;
       }
+      batches_.push_back({end_, std::move(records)});
+      end_ += batches_.back().records.size();
       owner_.pulled();
     }
-    return i < base_ ? nullptr : &window_[head_ + (i - base_)];
+    for (auto it = batches_.rbegin(); it != batches_.rend(); ++it)  // the cursor reads the newest
+      if (i >= it->first) return &it->records[i - it->first];
+    return nullptr;  // released
   }
   void release_before(std::size_t i) override {
-    if (i <= base_) return;
-    const std::size_t n = std::min(i - base_, window_.size() - head_);
-    head_ += n;
-    base_ += n;
+    while (!batches_.empty() && batches_.front().first + batches_.front().records.size() <= i) {
+      if (spare_.size() < 2) {
+        spare_.push_back(std::move(batches_.front().records));
+        spare_.back().clear();
+      }
+      batches_.pop_front();
+    }
   }
   [[nodiscard]] std::span<const rt::trace::Group> groups() override { return streams_.groups(rank_); }
 
  private:
+  struct Batch {
+    std::size_t first = 0;  // index of records[0]
+    std::vector<rt::trace::Record> records;
+  };
   StreamedStep& owner_;
   rt::trace::TraceStreams& streams_;
   int rank_;
-  std::vector<rt::trace::Record> window_;
-  std::size_t head_ = 0;  // window_[head_] is record base_
-  std::size_t base_ = 0;
+  std::deque<Batch> batches_;
+  std::vector<std::vector<rt::trace::Record>> spare_;
+  std::size_t end_ = 0;  // records pulled so far
   bool finished_ = false;
 };
 

@@ -89,6 +89,7 @@ struct TraceStreams::Rank {
     } catch (...) {
       if (!aborting) error = std::current_exception();
     }
+    recorder.stream_to(0, {});  // a tensor freed later must not hand over a turn the rank no longer has
     finished = true;
   }
 

@@ -157,7 +157,8 @@ class RankRecords {
  public:
   virtual ~RankRecords() = default;
   // Record i, or nullptr past the rank's last record. The replay reaches records in order; it reads
-  // again only records at or above its last release_before.
+  // again only records at or above its last release_before, and may hold a record's address until
+  // then (a running op's record): a record must not move before it is released.
   [[nodiscard]] virtual const rt::trace::Record* at(std::size_t i) = 0;
   // The replay will not read a record below i again.
   virtual void release_before(std::size_t /*i*/) {}
