@@ -218,12 +218,6 @@ TraceStreams::~TraceStreams() {
 int TraceStreams::size() const {
   return shared_->world;
 }
-DType TraceStreams::dtype() const {
-  return shared_->dtype;
-}
-const std::shared_ptr<ShapeTable>& TraceStreams::shapes() const {
-  return shared_->shapes;
-}
 const std::vector<Group>& TraceStreams::groups(int rank) const {
   return ranks_.at(static_cast<std::size_t>(rank))->recorder.groups();
 }

@@ -32,7 +32,6 @@ class TraceStreams {
   TraceStreams& operator=(const TraceStreams&) = delete;
 
   [[nodiscard]] int size() const;
-  [[nodiscard]] DType dtype() const;
   // Runs rank r until it has recorded `chunk` more records or finished, and moves what it recorded to
   // the back of `out`; false once the rank has finished and nothing was left to move. An exception the
   // rank's program threw is rethrown here (a std::system_error if its stack or thread cannot be had).
@@ -40,7 +39,6 @@ class TraceStreams {
   bool pull(int rank, std::vector<Record>& out);
   // The groups rank r has created so far (it creates a group before it records a collective on it).
   [[nodiscard]] const std::vector<Group>& groups(int rank) const;
-  [[nodiscard]] const std::shared_ptr<ShapeTable>& shapes() const;
 
  private:
   struct Rank;

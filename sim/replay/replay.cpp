@@ -229,14 +229,9 @@ class Replayer {
         if (ordinal >= s.comm_done) s.blocked_on = ordinal;
       } else if (const auto* a = std::get_if<rt::trace::Alloc>(rec)) {
         s.live_bytes += a->bytes;
-        if (s.live_bytes > tl.peak_bytes) {
-          tl.peak_bytes = s.live_bytes;
-          tl.peak_record = i;
-        }
-        tl.end_bytes = s.live_bytes;
+        tl.peak_bytes = std::max(tl.peak_bytes, s.live_bytes);
       } else if (const auto* f = std::get_if<rt::trace::Free>(rec)) {
         s.live_bytes -= f->bytes;
-        tl.end_bytes = s.live_bytes;
       } else if (const auto* b = std::get_if<rt::trace::PhaseBegin>(rec)) {
         s.phases.push_back({b->name, s.phase()});
         s.open_phases.push_back(static_cast<int>(s.phases.size()) - 1);

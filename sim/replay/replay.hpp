@@ -136,8 +136,6 @@ struct RankTimeline {
   std::size_t records = 0;                    // records the cursor reached
   std::size_t skipped = 0;                    // ComputeOps never launched (fully masked blocks)
   std::uint64_t peak_bytes = 0;               // most bytes live (Alloc minus Free, record order)
-  std::size_t peak_record = 0;                // the Alloc that reached it
-  std::uint64_t end_bytes = 0;                // live after the last record
 };
 
 struct ReplayResult {
