@@ -75,6 +75,12 @@ class Comm {
   [[nodiscard]] virtual Work recv(Tensor& t, int src, int tag = 0) = 0;
   // Send `out` to dst and receive `in` from src concurrently (the two may be different ranks).
   [[nodiscard]] virtual Work sendrecv(const Tensor& out, int dst, Tensor& in, int src, int tag = 0) = 0;
+  // Point-to-point calls between begin_launch_group() and end_launch_group() are one launch, as
+  // NCCL's ncclGroupStart/End or PyTorch's batch_isend_irecv make them: one kernel that runs them
+  // together. Only the simulator's timing depends on it (replay.hpp); the other backends post each call
+  // as they always do. Use LaunchGroup to pair the calls.
+  virtual void begin_launch_group() {}
+  virtual void end_launch_group() {}
   // Ring pass: send to rank+1, receive from rank-1 (mod P).
   [[nodiscard]] Work ring_exchange(const Tensor& out, Tensor& in, int tag = 0) {
     const int p = size();
@@ -87,6 +93,18 @@ class Comm {
   // their rank here. Collective over this group. The vector is global so that every backend, the
   // data-less trace one included, knows each sub-group's members without exchanging messages.
   [[nodiscard]] virtual std::unique_ptr<Comm> split(const std::vector<int>& color_of_rank) = 0;
+};
+
+// Scoped launch group: begin_launch_group() now, end_launch_group() at the end of the scope.
+class LaunchGroup {
+ public:
+  explicit LaunchGroup(Comm& comm) : comm_(comm) { comm_.begin_launch_group(); }
+  ~LaunchGroup() { comm_.end_launch_group(); }
+  LaunchGroup(const LaunchGroup&) = delete;
+  LaunchGroup& operator=(const LaunchGroup&) = delete;
+
+ private:
+  Comm& comm_;
 };
 
 }  // namespace spsim::rt

@@ -51,6 +51,8 @@ class TimedComm final : public Comm {
   [[nodiscard]] Work recv(Tensor& t, int src, int tag = 0) override;
   [[nodiscard]] Work sendrecv(const Tensor& out, int dst, Tensor& in, int src, int tag = 0) override;
   void barrier() override { inner_.barrier(); }
+  void begin_launch_group() override { inner_.begin_launch_group(); }
+  void end_launch_group() override { inner_.end_launch_group(); }
   [[nodiscard]] std::unique_ptr<Comm> split(const std::vector<int>& color_of_rank) override;
 
  private:

@@ -127,6 +127,9 @@ struct CommOp {
   // on the host when posting and unpacks in the wait).
   std::uint64_t pack_bytes = 0;
   std::uint64_t unpack_bytes = 0;
+  // Posted in one launch group (rt::Comm::begin_launch_group) with the comm op recorded before it: one
+  // kernel runs both, so this op needs no SMs of its own (the replay's launch rule).
+  bool joins_launch = false;
 };
 
 struct Wait {

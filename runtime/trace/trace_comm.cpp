@@ -82,6 +82,10 @@ Work TraceComm::post(CommOp op) {
   std::vector<std::shared_ptr<Storage>> staging;
   for (std::uint64_t bytes : {op.pack_bytes, op.unpack_bytes})
     if (bytes > 0) staging.push_back(make_trace_storage(bytes, recorder_));
+  if (launch_depth_ > 0) {
+    op.joins_launch = launch_has_op_;
+    launch_has_op_ = true;
+  }
   const std::size_t index = recorder_.add(std::move(op));
   return Work(std::make_shared<TraceWork>(recorder_, index, std::move(staging)));
 }

@@ -30,6 +30,11 @@ class TraceComm final : public Comm {
   [[nodiscard]] Work send(const Tensor& t, int dst, int tag = 0) override;
   [[nodiscard]] Work recv(Tensor& t, int src, int tag = 0) override;
   [[nodiscard]] Work sendrecv(const Tensor& out, int dst, Tensor& in, int src, int tag = 0) override;
+  // Every op after the first of a launch group is recorded with CommOp::joins_launch.
+  void begin_launch_group() override { ++launch_depth_; }
+  void end_launch_group() override {
+    if (launch_depth_ > 0 && --launch_depth_ == 0) launch_has_op_ = false;
+  }
   // Recorded as a barrier CommOp immediately followed by a Wait on it (the host blocks).
   void barrier() override;
   // Members are computed locally from the global colors; nothing is recorded but the group table.
@@ -43,6 +48,8 @@ class TraceComm final : public Comm {
   Group group_;
   int my_index_;
   Recorder recorder_;
+  int launch_depth_ = 0;        // open begin_launch_group() calls
+  bool launch_has_op_ = false;  // the open launch group has recorded an op
 };
 
 }  // namespace spsim::rt::trace

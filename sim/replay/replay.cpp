@@ -30,6 +30,7 @@ constexpr int kNoPhase = -1;
 struct PendingComm {
   std::size_t record = 0;
   std::uint64_t compute_ticket = 0;  // launched compute ops issued before it: all must have ended
+  bool joins_launch = false;  // CommOp::joins_launch: runs in the launch of the op before it
 };
 
 struct QueuedCompute {
@@ -219,7 +220,7 @@ class Replayer {
         ++s.compute_issued;
         try_start_compute(r);
       } else if (const auto* comm = std::get_if<CommOp>(rec)) {
-        s.comm_queue.push_back({i, s.compute_issued});
+        s.comm_queue.push_back({i, s.compute_issued, comm->joins_launch});
         s.comm_live.push_back(CommTiming{.record = i, .kind = comm->kind});
         s.comm_phase.push_back(s.phase());
         ++s.comm_issued;
@@ -338,6 +339,9 @@ class Replayer {
     RankState& s = state(r);
     if (s.comm_active || s.comm_queue.empty()) return;
     if (s.comm_queue.front().compute_ticket > s.compute_done) return;
+    // A comm kernel reaching the GPU while a compute kernel launched before it fills every SM gets
+    // SMs only when that kernel's blocks have all been dispatched: it waits for the kernel's end.
+    if (!s.comm_queue.front().joins_launch && s.running.busy && s.running.timing.start < engine_.now()) return;
     const std::size_t rec = s.comm_queue.front().record;
     s.comm_queue.pop_front();
     s.comm_active = true;  // comm ops run in issue order: the next one is ordinal comm_done

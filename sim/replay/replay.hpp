@@ -9,7 +9,16 @@
 //    at 1 / (1 + compute_slowdown) of its normal rate (communication kernels take SMs and HBM
 //    bandwidth from compute kernels); the rate changes the moment a comm op starts or ends.
 //  * Communication stream: CommOps run one at a time in issue order. An op is `ready` when it is
-//    issued, the previous comm op has ended and every ComputeOp issued before it has ended.
+//    issued, the previous comm op has ended and every ComputeOp issued before it has ended, and no
+//    compute op that started before that moment is still running: a communication kernel that
+//    reaches the GPU while a compute kernel launched before it holds the SMs gets SMs only when that
+//    kernel's thread blocks have all been dispatched, so it waits for the kernel's end. (Hence
+//    Megatron-LM launches the async all-reduce of a column-parallel backward before the weight-
+//    gradient GEMM, "to have all-reduce scheduled first and have GPU resources allocated":
+//    megatron/core/tensor_parallel/layers.py; NCCL's streams run at normal priority under PyTorch.) A
+//    compute op starting at the same instant runs beside it (the comm kernel was launched first). An op
+//    posted in one launch group with the op before it (CommOp::joins_launch: NCCL group calls,
+//    batch_isend_irecv) runs in that op's kernel and is exempt.
 //    - Collectives (matched by group and seq) `start` when the last member is ready, as one call of
 //      the simulator's collective API (sim/collectives) with the configured algorithm and protocol,
 //      and end on every member when its last transfer arrives. A barrier is a zero-byte all-reduce.

@@ -123,18 +123,27 @@ struct Timeline {
     comm += t_comm;
     bytes += sent;
   }
-  // A step whose communication stream is busy for t_first then t_rest back to back (from the step's
-  // start), while compute runs t_compute from the start and then t_after once the first communication
-  // has ended (it needs what arrived: Ring Attention's accumulator add). With t_first = t_after = 0
-  // this is overlapped(t_compute, t_rest).
+  // A step whose communication stream runs two launches, t_first then t_rest (both posted before the
+  // step), while compute runs t_compute from the start and then t_after once the first communication
+  // has ended (it needs what arrived: Ring Attention's accumulator add). The first starts with the
+  // step; the second when the first ends, unless the step's compute kernel is running then: a launch
+  // reaching a GPU whose SMs a kernel launched before it holds waits for that kernel's end (the
+  // replay's launch rule, sim/replay/replay.hpp). With t_first = t_after = 0 this is
+  // overlapped(t_compute, t_rest).
   void overlapped_then(double t_compute, double t_first, double t_rest, double t_after, double sent) {
-    const double comm_end = t_first + t_rest;
-    const double pre_end = compute_end(0, t_compute, comm_end);
+    double comm_end = t_first + t_rest, pre_end = compute_end(0, t_compute, comm_end);
+    if (t_first > 0 && t_rest > 0) {
+      const double alone = compute_end(0, t_compute, t_first);  // slowed by the first launch only
+      if (alone > t_first) {  // the second launch waits for the compute, then runs with the add
+        pre_end = alone;
+        comm_end = alone + t_rest;
+      }
+    }
     const double after_start = std::max(pre_end, t_first),
                  after_end = compute_end(after_start, t_after, comm_end);
     time += std::max(comm_end, after_end);
     compute += pre_end + (after_end - after_start);
-    comm += comm_end;
+    comm += t_first + t_rest;
     bytes += sent;
   }
   // When compute of `work` seconds (at the full rate) that starts at `start` ends, if communication

@@ -16,10 +16,15 @@
 //                        + [j<P−1]·2p (the next K/V block)
 //             and ends with the last accumulator pass 2p and its add 2(+).
 // In the backward, the accumulator pass of step j−1 waits for step j−1's add, and step j's compute for
-// the K/V pass of step j−1: both start when step j−1 ends, so step j is one overlap of the two, except
-// that step j's add waits for the accumulator to arrive (Timeline::overlapped_then):
-//   step j = max(t_acc + t_next, max(end of the block's compute, t_acc) + t_add), compute slowed by
-//   1 + σ while a pass runs. Communication-bound, the last step's add is therefore not hidden.
+// the K/V pass of step j−1: both start when step j−1 ends. The next K/V pass, behind the accumulator
+// on the stream, reaches the GPU when the accumulator has arrived; if the block's kernel is still
+// running then, it holds the SMs and the pass waits for its end (the replay's launch rule), running
+// beside the add (Timeline::overlapped_then):
+//   t_acc < c:  step j = max(c' + t_next, c' + t_add), c' = the compute slowed by 1 + σ during t_acc;
+//   else        step j = max(t_acc + t_next, max(end of the block's compute, t_acc) + t_add), compute
+//               slowed by 1 + σ while a pass runs.
+// So each step j = 2 … P−2 exposes about one K/V pass. Communication-bound, the last step's add is not
+// hidden either.
 // The model follows each rank on its own, which is exact when no rank waits for a slower neighbour's
 // pass: the critical rank (most unmasked work: rank P−1 with the contiguous layout under causal)
 // receives each block from a rank that is no further behind. (Under causal, contiguous, rank 0 waits

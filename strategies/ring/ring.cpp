@@ -119,6 +119,7 @@ class RingAttention final : public AttentionStrategy {
   std::vector<rt::Work> exchange(const Pair& out, Pair& in, int tag_k, int tag_v) {
     in = Pair{dev_.empty_like(out.k), dev_.empty_like(out.v)};
     std::vector<rt::Work> w;
+    rt::LaunchGroup launch(comm_);  // one batch of sends and receives, as ring implementations post them
     w.push_back(comm_.ring_exchange(out.k, in.k, tag_k));
     w.push_back(comm_.ring_exchange(out.v, in.v, tag_v));
     return w;

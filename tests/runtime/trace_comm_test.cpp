@@ -180,6 +180,31 @@ TEST_CASE("point-to-point: every send matches exactly one receive by (group, src
   }
 }
 
+TEST_CASE("a launch group marks every op after its first as joining that launch") {
+  const auto traces = trace_ranks(2, DType::f32, [](Device& dev, Comm& comm) {
+    Tensor a = dev.empty({4}), b = dev.empty({4}), c = dev.empty({4}), d = dev.empty({4});
+    std::vector<Work> w;
+    w.push_back(comm.ring_exchange(a, b));  // alone
+    {
+      LaunchGroup launch(comm);
+      w.push_back(comm.ring_exchange(a, b, 1));
+      w.push_back(comm.ring_exchange(c, d, 2));
+      w.push_back(comm.ring_exchange(c, d, 3));
+    }
+    w.push_back(comm.ring_exchange(c, d, 4));  // after the group: alone again
+    for (auto& x : w) x.wait();
+  });
+  for (const auto& t : traces) {
+    const auto ops = all_of_kind<CommOp>(t.records);
+    REQUIRE(ops.size() == 5);
+    CHECK_FALSE(ops[0].joins_launch);
+    CHECK_FALSE(ops[1].joins_launch);
+    CHECK(ops[2].joins_launch);
+    CHECK(ops[3].joins_launch);
+    CHECK_FALSE(ops[4].joins_launch);
+  }
+}
+
 TEST_CASE("split: every rank derives the same group ids and members locally") {
   constexpr int p = 8;
   // Two splits: blocks of 4 (a "ulysses" group) and stride 4 (a "ring" group), as USP does.

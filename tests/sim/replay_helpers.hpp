@@ -95,8 +95,10 @@ class TraceBuilder {
     op.unpack_bytes = unpack;
     return add(op);
   }
-  std::size_t sendrecv(int dst, int src, std::uint64_t bytes, std::uint64_t seq) {
+  // joins_launch: in one launch group with the comm op recorded before it (CommOp::joins_launch).
+  std::size_t sendrecv(int dst, int src, std::uint64_t bytes, std::uint64_t seq, bool joins_launch = false) {
     tr::CommOp op;
+    op.joins_launch = joins_launch;
     op.kind = tr::CommKind::sendrecv;
     op.group = group_;
     op.bytes = op.recv_bytes = bytes;

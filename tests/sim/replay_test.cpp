@@ -92,6 +92,37 @@ TEST_CASE("compute slows down by the configured factor while a comm kernel runs"
   }
 }
 
+TEST_CASE("a comm launch reaching the GPU while an earlier compute kernel runs waits for its end") {
+  // Both ranks post pass A, then pass B, then compute F = 30 µs, then wait for both. A starts with F
+  // (posted first, it wins the tie) and ends at c = 12 µs. B reaches the GPU then, while F holds the
+  // SMs: it starts when F ends, at 30 µs, and ends at 42. Posted in one launch group with A
+  // (joins_launch), it runs in A's kernel and follows A at once: [12, 24], and the step ends with F.
+  const int p = 2;
+  for (const bool joined : {false, true}) {
+    CAPTURE(joined);
+    std::vector<tr::RankTrace> traces;
+    for (int r = 0; r < p; ++r) {
+      TraceBuilder b(r, p);
+      const auto a = b.sendrecv(1 - r, 1 - r, kMsg, 0);
+      const auto bb = b.sendrecv(1 - r, 1 - r, kMsg, 1, joined);
+      b.gemm(30 * kGemmPerUs);
+      b.wait(a);
+      b.wait(bb);
+      traces.push_back(b.trace());
+    }
+    const auto res = run(traces, star(p, kBps, kHop));
+    for (const auto& tl : res.ranks) {
+      REQUIRE(tl.comm.size() == 2);
+      CHECK(us(tl.comm[0].ready) == doctest::Approx(0));
+      CHECK(us(tl.comm[0].end) == doctest::Approx(kMsgUs));
+      CHECK(us(tl.comm[1].ready) == doctest::Approx(joined ? kMsgUs : 30));
+      CHECK(us(tl.comm[1].end) == doctest::Approx(joined ? 2 * kMsgUs : 30 + kMsgUs));
+      CHECK(us(tl.compute[0].end) == doctest::Approx(30));
+    }
+    CHECK(us(res.makespan) == doctest::Approx(joined ? 30 : 30 + kMsgUs));
+  }
+}
+
 TEST_CASE("a collective starts when every member has posted it") {
   // Rank 0 computes 10 µs before posting; rank 1 posts at once. Ring all-reduce of n on P = 2:
   // 2(P−1)(α + nβ/P) = 2 (2 µs + 5 µs) = 14 µs from the moment both posted (10 µs): both end at 24.
