@@ -129,7 +129,8 @@ struct Accumulated {
 [[nodiscard]] OpCost linear(const Shape& x, const Shape& w, bool bias, DType dt);
 // linear backward: dx = dy w is 2·rows·out·in (if dx is wanted), dw += dyᵀ x is 2·out·rows·in
 // (+ out·in for the accumulate), db += Σ_rows dy is rows·out. Reads x, w, dy, dw, db (and dx when
-// accumulating); writes dx, dw, db.
+// accumulating); writes dx, dw, db. Kernels: the two GEMMs and, with a bias, the reduction of dy over
+// its rows, a kernel of its own that reads dy again (KernelShapes::aux_bytes = dy + db).
 [[nodiscard]] OpCost linear_backward(const Shape& x, const Shape& w, bool dx, bool bias, bool accumulate_dx,
                                      DType dt);
 

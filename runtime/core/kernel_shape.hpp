@@ -71,6 +71,9 @@ struct KernelShapes {
   // Kernels the op launches, each paying the launch overhead (a backward counts its auxiliary
   // kernels); 0 = none (a skipped block).
   int launches = 1;
+  // Bytes moved by the memory-bound kernels a GEMM op launches beside its GEMMs (a bias gradient's
+  // reduction of dy over its rows: PyTorch's and Megatron-LM's grad_output.sum(0)), at the copy rate.
+  std::uint64_t aux_bytes = 0;
   friend bool operator==(const KernelShapes&, const KernelShapes&) = default;
 };
 

@@ -76,7 +76,7 @@ struct OpShapesHash {
       for (const std::int64_t d : shape) h.add(static_cast<std::uint64_t>(d));
     }
     const KernelShapes& k = s.kernels;
-    h.add(static_cast<std::uint64_t>(k.launches));
+    h.add(static_cast<std::uint64_t>(k.launches)).add(k.aux_bytes);
     if (const auto& a = k.attention) {
       for (const std::int64_t v : {a->bq, a->bk, a->sq, a->sk, a->d, a->dv, a->offset})
         h.add(static_cast<std::uint64_t>(v));

@@ -114,13 +114,15 @@ double ComputeModel::kernel_s(rt::OpClass op_class, double flops, double bytes,
   const bool attention =
       op_class == rt::OpClass::attention_forward || op_class == rt::OpClass::attention_backward;
   if (attention && k.attention && family_ && tensor_dtype_) return attention_s(*k.attention, op_class, bytes);
+  // A GEMM op's memory-bound side kernels (a bias gradient's reduction) run after its GEMMs.
+  const double aux = k.aux_bytes > 0 ? roofline_s(rt::OpClass::copy, 0, static_cast<double>(k.aux_bytes)) : 0;
   if (op_class == rt::OpClass::gemm && !k.gemms.empty() && gpu_.sm && gpu_.gemm && tensor_dtype_) {
     double s = 0;
     const double out = static_cast<double>(rt::dtype_bytes(dtype_));
     for (const auto& g : k.gemms) s += gemm_kernel_s(g, *gpu_.gemm, *gpu_.sm, peak_flops_, gpu_.hbm_Bps, out);
-    return std::max(s, bytes / gpu_.hbm_Bps);
+    return std::max(s, bytes / gpu_.hbm_Bps) + aux;
   }
-  return roofline_s(op_class, flops, bytes);
+  return roofline_s(op_class, flops, bytes) + aux;
 }
 
 Time ComputeModel::duration(const rt::trace::ComputeOp& op) const {

@@ -40,6 +40,23 @@ TEST_CASE("compute time is the larger roof plus launch overhead") {
   CHECK(m.duration(op) == Time{});
 }
 
+TEST_CASE("a linear backward with a bias adds the bias gradient's reduction kernel: dy read again") {
+  // x [1000, 500], w [250, 500], bf16 (the test GPU's GEMMs have no kernel model: a roofline). dx and
+  // dw are 2 × 2·1000·500·250 FLOPs plus 250·500 adds = 5.00125e8 → 5.00125 µs at 1e14; their bytes
+  // (x, w twice, dy read; dx, dw written: 2·(5e5 + 2·1.25e5 + 2.5e5) + 2·(5e5 + 1.25e5) = 3.25e6 B →
+  // 3.25 µs at 1e12) leave it compute bound; two launches. A bias adds 1000·250 adds (2.5e-3 µs) and a
+  // kernel reading dy (5e5 B) and writing db (500 B) at the copy rate, 0.5005 µs, plus one more launch.
+  GpuSpec g = test_gpu(1e14, 2e12);
+  g.launch_overhead = Time::from_us(3);
+  const ComputeModel m(g, rt::DType::bf16);
+  const auto without = m.duration(as_op(rt::cost::linear_backward({1000, 500}, {250, 500}, true, false, false,
+                                                                   rt::DType::bf16)));
+  const auto with = m.duration(as_op(rt::cost::linear_backward({1000, 500}, {250, 500}, true, true, false,
+                                                                rt::DType::bf16)));
+  CHECK(without.us() == doctest::Approx(5.00125 + 2 * 3));
+  CHECK((with - without).us() == doctest::Approx(2.5e-3 + 0.5005 + 3));
+}
+
 TEST_CASE("a dtype the GPU lists no peak for is an input error") {
   const GpuSpec a100 = spsim::analysis::load_gpu("a100-sxm4-80gb", "test");  // bf16, fp16, tf32, fp32 only
   CHECK_THROWS_AS(ComputeModel(a100, rt::DType::f64), InputError);
