@@ -128,11 +128,12 @@ struct Timeline {
   // has ended (it needs what arrived: Ring Attention's accumulator add). The first starts with the
   // step; the second when the first ends, unless the step's compute kernel is running then: a launch
   // reaching a GPU whose SMs a kernel launched before it holds waits for that kernel's end (the
-  // replay's launch rule, sim/replay/replay.hpp). With t_first = t_after = 0 this is
-  // overlapped(t_compute, t_rest).
-  void overlapped_then(double t_compute, double t_first, double t_rest, double t_after, double sent) {
+  // replay's launch rule, sim/replay/replay.hpp), unless both are one launch (one_launch: they run back
+  // to back from the start). With t_first = t_after = 0 this is overlapped(t_compute, t_rest).
+  void overlapped_then(double t_compute, double t_first, double t_rest, double t_after, double sent,
+                       bool one_launch = false) {
     double comm_end = t_first + t_rest, pre_end = compute_end(0, t_compute, comm_end);
-    if (t_first > 0 && t_rest > 0) {
+    if (!one_launch && t_first > 0 && t_rest > 0) {
       const double alone = compute_end(0, t_compute, t_first);  // slowed by the first launch only
       if (alone > t_first) {  // the second launch waits for the compute, then runs with the add
         pre_end = alone;

@@ -24,7 +24,8 @@
 //   else        step j = max(t_acc + t_next, max(end of the block's compute, t_acc) + t_add), compute
 //               slowed by 1 + σ while a pass runs.
 // So each step j = 2 … P−2 exposes about one K/V pass. Communication-bound, the last step's add is not
-// hidden either.
+// hidden either. With backward_sends = packed both passes are one launch at the step's start (the
+// second branch always), and the last accumulator leaves after the loop as before.
 // The model follows each rank on its own, which is exact when no rank waits for a slower neighbour's
 // pass: the critical rank (most unmasked work: rank P−1 with the contiguous layout under causal)
 // receives each block from a rank that is no further behind. (Under causal, contiguous, rank 0 waits
@@ -48,6 +49,7 @@ RingLevel::RingLevel(const StepConfig& c, const Hardware& hw, int u, std::int64_
       causal_(c.workload.causal),
       bounds_(c.workload.bounds),
       p_(c.degree / u),
+      packed_(ring_backward_packed(c.options)),
       n_(c.workload.seq_len / p_),
       bh_(c.workload.batch * c.model.heads / u),
       bkv_(c.workload.batch * c.model.kv_heads * kv_replication / u),
@@ -98,7 +100,7 @@ void RingLevel::backward(Timeline& t, int r) const {
                      (j >= 1 ? 2 * fill : 0);
     const int acc = j >= 2 ? 1 : 0, next = j + 1 < p_ ? 1 : 0;
     if (acc + next > 0)
-      t.overlapped_then(c, acc * pass_, next * pass_, acc * 2 * add, (acc + next) * sent);
+      t.overlapped_then(c, acc * pass_, next * pass_, acc * 2 * add, (acc + next) * sent, packed_);
     else
       t.compute_only(c);
   }

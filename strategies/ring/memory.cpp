@@ -10,9 +10,11 @@ double ring_forward_buffers(int p, double k) {
   return p >= 3 ? 4 * k : p == 2 ? 2 * k : 0;
 }
 // Backward step 2..P−2: K/V in use and arriving (4K), the accumulator in flight, the one arriving and
-// the fresh partial (6K); P = 3 has no arriving K/V at step 2 and P = 2 no step 2 at all.
-double ring_backward_buffers(int p, double k) {
-  return p >= 4 ? 10 * k : p == 3 ? 8 * k : p == 2 ? 6 * k : 0;
+// the fresh partial (6K); P = 3 has no arriving K/V at step 2 and P = 2 no step 2 at all. P = 2 with
+// backward_sends = packed sends its one accumulator after the loop, once the K/V block in use is
+// released: 4K.
+double ring_backward_buffers(int p, double k, bool packed) {
+  return p >= 4 ? 10 * k : p == 3 ? 8 * k : p == 2 ? (packed ? 4 : 6) * k : 0;
 }
 
 std::vector<Moment> ring_moments(const StepConfig& c, bool backward) {
@@ -27,7 +29,7 @@ std::vector<Moment> ring_moments(const StepConfig& c, bool backward) {
                {in,
                 o,
                 {"dq, dk, dv", z.q + 2 * z.k},
-                {"k/v blocks and dk/dv accumulators", ring_backward_buffers(p, z.k)}}});
+                {"k/v blocks and dk/dv accumulators", ring_backward_buffers(p, z.k, ring_backward_packed(c.options))}}});
   return m;
 }
 

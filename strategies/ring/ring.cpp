@@ -12,11 +12,21 @@
 //             on o, which adds its own contribution: P−1 passes of dK and dV, each overlapped with the
 //             next block's computation, plus the P−1 passes of K and V again: a rank sends
 //             (P−1)(|k| + |v|) + (P−1)(|dk| + |dv|).
+//             How a step posts its passes is option `backward_sends`: `separate` (ring-flash-attention,
+//             the implementation the validation rows measured: the accumulator leaves at the end of a
+//             step, the next K/V block at the start of the next, two launches, so the K/V pass queues
+//             behind the accumulator and reaches the GPU while the block's kernel runs: it waits for the
+//             kernel, the replay's launch rule) or `packed` (TransformerEngine's context parallelism,
+//             which Megatron-Core uses: K, V and the previous step's accumulator leave together at the
+//             start of each step, one launch ahead of the block's kernel;
+//             transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py, the
+//             backward of AttnFuncWithCPAndKVP2P).
 // Masks come from global positions, so a causal mask is right in every layout, and a block whose
 // every pair is masked is skipped by the device (no kernel, no time) and not merged.
 #include "strategies/ring/ring.hpp"
 
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "runtime/cost.hpp"
@@ -45,6 +55,7 @@ class RingAttention final : public AttentionStrategy {
         pr_(ctx.problem),
         p_(ctx.comm.size()),
         layout_(parse_layout(ctx.options.at("layout"))),
+        packed_(ring_backward_packed(ctx.options)),
         rows_(ctx.positions) {}
 
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v) override {
@@ -76,12 +87,18 @@ class RingAttention final : public AttentionStrategy {
   AttnGrads backward(const Tensor& d_o) override {
     AttnGrads g{dev_.zeros(q_.shape()), dev_.zeros(k_.shape()), dev_.zeros(v_.shape())};
     Pair cur{k_, v_}, acc, incoming;
-    std::vector<rt::Work> acc_pass;
+    std::vector<rt::Work> acc_pass, pass;
+    bool acc_waiting = false;  // packed: an accumulator that leaves with the next K/V block
     for (int step = 0; step < p_; ++step) {
       const int owner = owner_at(step);
       Pair next;
-      std::vector<rt::Work> pass =
-          step + 1 < p_ ? exchange(cur, next, kTagK, kTagV) : std::vector<rt::Work>{};
+      {
+        std::optional<rt::LaunchGroup> launch;
+        if (packed_) launch.emplace(comm_);
+        if (acc_waiting) acc_pass = exchange(acc, incoming, kTagDk, kTagDv);
+        acc_waiting = false;
+        pass = step + 1 < p_ ? exchange(cur, next, kTagK, kTagV) : std::vector<rt::Work>{};
+      }
       // The own block (step 0) accumulates straight into the result; others into a fresh partial.
       Pair part = step == 0 ? Pair{g.dk, g.dv} : Pair{dev_.zeros(k_.shape()), dev_.zeros(v_.shape())};
       dev_.attention_block_backward(q_, cur.k, cur.v, o_, d_o, lse_, g.dq, part.k, part.v, scale(),
@@ -90,12 +107,16 @@ class RingAttention final : public AttentionStrategy {
         for (auto& w : acc_pass) w.wait();
         if (step >= 2) add_into(incoming, part);  // the accumulator for `owner` from rank r−1
         acc = part;                               // keeps the buffer alive while its send is in flight
-        acc_pass = exchange(acc, incoming, kTagDk, kTagDv);
+        if (packed_)
+          acc_waiting = true;
+        else
+          acc_pass = exchange(acc, incoming, kTagDk, kTagDv);
       }
       for (auto& w : pass) w.wait();
       cur = next;
     }
     // The accumulator for this rank's own block arrives after its last hop.
+    if (acc_waiting) acc_pass = exchange(acc, incoming, kTagDk, kTagDv);
     for (auto& w : acc_pass) w.wait();
     if (p_ > 1) add_into(incoming, Pair{g.dk, g.dv});
     forget();
@@ -135,12 +156,18 @@ class RingAttention final : public AttentionStrategy {
   models::AttnProblem pr_;
   int p_;
   Layout layout_;
+  bool packed_;  // backward_sends = packed
   rt::Positions rows_;
   rt::Positions cols_;  // positions held by the owner of the block in hand (mask)
   Tensor q_, k_, v_, o_, lse_;
 };
 
 }  // namespace
+
+bool ring_backward_packed(const Options& o) {
+  const auto it = o.find("backward_sends");
+  return it != o.end() && it->second == "packed";
+}
 
 std::unique_ptr<AttentionStrategy> make_ring_attention(StrategyContext ctx) {
   return std::make_unique<RingAttention>(std::move(ctx));
@@ -157,7 +184,15 @@ void register_ring(Registry& registry) {
                    "striped (token t on rank t mod P), document_zigzag (zigzag inside every document of "
                    "workload.mask), balanced (equal chunks dealt to equalise the unmasked work)",
                    layout_names(),
-                   "contiguous"}};
+                   "contiguous"},
+                  {"backward_sends",
+                   "how a backward step posts the dK/dV accumulator and the next K/V block: separate "
+                   "(ring-flash-attention: the accumulator at the end of a step, K/V at the start of the "
+                   "next, two launches; the K/V pass then waits for the block's kernel) or packed "
+                   "(TransformerEngine / Megatron-Core: one message of K, V and the accumulator at the "
+                   "start of each step)",
+                   {"separate", "packed"},
+                   "separate"}};
   info.check = [](const models::AttnProblem& p, int degree, const Options& o) {
     return layout_check(parse_layout(o.count("layout") ? o.at("layout") : "contiguous"), degree, p);
   };

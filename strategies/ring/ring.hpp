@@ -14,6 +14,10 @@ namespace spsim::strategies {
 // Hkv·rep/u kv heads) one Ulysses level of degree u hands each rank; u = 1 is the ring strategy.
 // Derivation in closed_form.cpp. `i`: the rank's position in its ring (its rows are the layout's
 // share i of r).
+// Option backward_sends of ring.cpp: whether a backward step posts its dK/dV accumulator with the next
+// K/V block in one launch (packed); absent (USP's ring level) is separate.
+[[nodiscard]] bool ring_backward_packed(const Options& o);
+
 class RingLevel {
  public:
   RingLevel(const StepConfig& c, const Hardware& hw, int u, std::int64_t kv_replication);
@@ -33,6 +37,7 @@ class RingLevel {
   bool causal_;
   rt::MaskBounds bounds_;
   int p_;
+  bool packed_;  // backward_sends = packed
   std::int64_t n_, bh_, bkv_, d_;
   double pass_ = 0;                       // the K and V passes of one step, seconds
   std::vector<rt::Positions> positions_;  // per ring position (= per owner of a K/V block)
@@ -42,7 +47,7 @@ class RingLevel {
 // K/V blocks a Ring Attention rank holds beyond its inputs over a ring of p ranks, k = one block:
 // forward (the block in use and the one arriving) and backward (with the dK/dV accumulators).
 [[nodiscard]] double ring_forward_buffers(int p, double k);
-[[nodiscard]] double ring_backward_buffers(int p, double k);
+[[nodiscard]] double ring_backward_buffers(int p, double k, bool packed = false);
 [[nodiscard]] std::vector<Moment> ring_moments(const StepConfig& c, bool backward);
 [[nodiscard]] Modelled<MemoryEstimate> ring_memory(const StepConfig& c);
 

@@ -32,13 +32,16 @@ void grid(Fn&& fn) {
 
 }  // namespace
 
-TEST_CASE("ring attention matches the reference to 1e-12 in every layout") {
+TEST_CASE("ring attention matches the reference to 1e-12 in every layout, both backward send orders") {
   for (const char* layout : {"contiguous", "zigzag", "striped"}) {
     CAPTURE(layout);
     grid([&](int degree, bool causal, bool gqa, models::Scope scope) {
       expect_exact(config("ring", {{"layout", layout}}, degree, causal, gqa, scope));
     });
   }
+  grid([&](int degree, bool causal, bool gqa, models::Scope scope) {
+    expect_exact(config("ring", {{"layout", "zigzag"}, {"backward_sends", "packed"}}, degree, causal, gqa, scope));
+  });
 }
 
 // GQA with 2 kv heads at P = 4, 8 needs the kv heads replicated; elsewhere kv_heads % P == 0.
@@ -97,11 +100,12 @@ TEST_CASE("configs/checks for ulysses, ring, allgather_kv (with documents) and u
 // Ulysses-based ones replicate kv heads or keep Ulysses inside a node).
 TEST_CASE("configs/experiments strategy comparisons expand into valid points") {
   // 9 strategy objects (3 RSA variants, 2 Ulysses, 3 ring layouts, all-gather-KV); 3 ring layouts;
-  // Ulysses, ring, all-gather-KV and USP at 3 Ulysses degrees; 4 oversubscriptions x 4 strategies;
+  // 2 ring layouts x 2 backward send orders; Ulysses, ring, all-gather-KV and USP at 3 Ulysses degrees; 4 oversubscriptions x 4 strategies;
   // 2 masks x 12 (11 without Ulysses at 64 ranks) strategy objects.
   for (const auto& [name, count] :
        std::vector<std::pair<std::string, std::size_t>>{{"strategies-llama3-8b-64k", 9},
                                                         {"ring-layouts-llama3-8b-64k", 3},
+                                                        {"ring-backward-sends-llama3-8b-64k-4node", 4},
                                                         {"strategies-llama3-8b-64k-4node", 6},
                                                         {"fabric-llama3-8b-512k-16node", 16},
                                                         {"documents-llama3-8b-128k-1node", 24},

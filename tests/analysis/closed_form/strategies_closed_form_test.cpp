@@ -32,6 +32,7 @@ const std::vector<Variant> variants = {
     {"ulysses", {{"qkv_fusion", "separate"}}}, {"ulysses", {{"qkv_fusion", "fused"}}},
     {"ring", {{"layout", "contiguous"}}},      {"ring", {{"layout", "zigzag"}}},
     {"ring", {{"layout", "striped"}}},         {"allgather_kv", Json::object()},
+    {"ring", {{"layout", "zigzag"}, {"backward_sends", "packed"}}},
 };
 
 // kv_heads 4 < P = 8: Ulysses needs kv_replication (each kv head sent to P/Hkv = 2 ranks).
