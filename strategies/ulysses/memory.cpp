@@ -66,7 +66,7 @@ std::vector<Moment> ulysses_level_moments(const StepConfig& c, int u, int ring_r
   m.push_back({ring_r > 0 ? "backward ring" : "backward attention",
                with(held, {{"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}})});
   if (ring_r > 0)
-    m.back().terms.push_back({"k/v blocks and dk/dv accumulators", ring_backward_buffers(ring_r, kr)});
+    m.back().terms.push_back({"k/v blocks and dk/dv accumulators", ring_backward_buffers(ring_r, kr, ring_backward_packed(c.options))});
   const std::vector<MemoryTerm> grads = {
       in, {"o", z.q}, {"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}};
   if (!fused) {

@@ -104,7 +104,8 @@ class Usp final : public AttentionStrategy {
         make_ring_attention(StrategyContext{ctx.dev,
                                             *ring_comm_,
                                             heads,
-                                            {{"layout", ctx.options.at("layout")}},
+                                            {{"layout", ctx.options.at("layout")},
+                                             {"backward_sends", ctx.options.at("backward_sends")}},
                                             layout_positions(layout, rank / u, r, pr), ctx.seed});
     // The Ulysses level: the group's s/r tokens.
     models::AttnProblem group_problem = pr;
@@ -142,6 +143,10 @@ void register_usp(Registry& registry) {
                    "sequence layout of the ring level (see ring)",
                    layout_names(),
                    "zigzag"},
+                  {"backward_sends",
+                   "how the ring level's backward posts its dK/dV accumulator and next K/V block (see ring)",
+                   {"separate", "packed"},
+                   "separate"},
                   {"qkv_fusion", "as ulysses", {"separate", "fused"}, "separate"},
                   {"kv_replication", "as ulysses", {"none", "replicate"}, "none"}};
   info.check = check_usp;

@@ -17,12 +17,14 @@ using rt::trace::CommOp;
 
 namespace {
 
-strategies::Options usp_options(int u, const std::string& layout, bool replicate) {
+strategies::Options usp_options(int u, const std::string& layout, bool replicate,
+                                const std::string& backward_sends = "separate") {
   const auto& info = *strategies::builtin().find("usp");
   return strategies::builtin().complete_options(info,
                                                 {{"ulysses_degree", std::to_string(u)},
                                                  {"layout", layout},
-                                                 {"kv_replication", replicate ? "replicate" : "none"}},
+                                                 {"kv_replication", replicate ? "replicate" : "none"},
+                                                 {"backward_sends", backward_sends}},
                                                 "strategy.options");
 }
 
@@ -47,8 +49,11 @@ TEST_CASE("usp matches the reference to 1e-12 for every Ulysses degree u dividin
             // Layouts rotate with u so every one is covered.
             const char* layout = u % 3 == 0 ? "striped" : (u % 2 == 0 ? "zigzag" : "contiguous");
             const std::int64_t kv_heads = gqa ? (degree == 3 ? 3 : 2) : (degree == 3 ? 6 : 8);
-            const auto c = strategies_test::config("usp", usp_options(u, layout, kv_heads % u != 0), degree,
-                                                   causal, gqa, scope);
+            // Both backward send orders of the ring level: packed at layer scope.
+            const auto c = strategies_test::config(
+                "usp",
+                usp_options(u, layout, kv_heads % u != 0, scope == models::Scope::layer ? "packed" : "separate"),
+                degree, causal, gqa, scope);
             CAPTURE(degree);
             CAPTURE(u);
             CAPTURE(causal);
