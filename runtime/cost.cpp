@@ -311,7 +311,8 @@ OpCost linear_backward(const Shape& x, const Shape& w, bool dx, bool bias, bool 
   const auto i = [](double v) { return static_cast<std::int64_t>(v); };
   KernelShapes k{{}, {GemmShape{1, i(l.out), i(l.in), i(l.rows)}}, dx ? 2 : 1};  // dw = dyᵀ x
   if (dx) k.gemms.push_back(GemmShape{1, i(l.rows), i(l.in), i(l.out)});         // dx = dy w
-  if (bias) {  // db = dy summed over the rows: a reduction kernel of its own, reading dy again
+  if (bias) {  // db = dy summed over the rows: a reduction kernel of its own that reads dy again and
+               // writes db (the op's roofline bytes and flops already count db's; this is the kernel)
     k.aux_bytes = dyb + bb;
     ++k.launches;
   }

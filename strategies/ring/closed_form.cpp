@@ -20,7 +20,8 @@
 // on the stream, reaches the GPU when the accumulator has arrived; if the block's kernel is still
 // running then, it holds the SMs and the pass waits for its end (the replay's launch rule), running
 // beside the add (Timeline::overlapped_then):
-//   t_acc < c:  step j = max(c' + t_next, c' + t_add), c' = the compute slowed by 1 + σ during t_acc;
+//   t_acc < c:  step j = max(c' + t_next, c' + t_add'), c' = the compute slowed by 1 + σ during t_acc,
+//               t_add' = the add slowed by 1 + σ while the K/V pass runs beside it;
 //   else        step j = max(t_acc + t_next, max(end of the block's compute, t_acc) + t_add), compute
 //               slowed by 1 + σ while a pass runs.
 // So each step j = 2 … P−2 exposes about one K/V pass. Communication-bound, the last step's add is not

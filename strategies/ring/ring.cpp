@@ -189,7 +189,7 @@ void register_ring(Registry& registry) {
                    "how a backward step posts the dK/dV accumulator and the next K/V block: separate "
                    "(ring-flash-attention: the accumulator at the end of a step, K/V at the start of the "
                    "next, two launches; the K/V pass then waits for the block's kernel) or packed "
-                   "(TransformerEngine / Megatron-Core: one message of K, V and the accumulator at the "
+                   "(TransformerEngine / Megatron-Core: K, V and the accumulator in one launch at the "
                    "start of each step)",
                    {"separate", "packed"},
                    "separate"}};

@@ -15,7 +15,7 @@ namespace spsim::strategies {
 // Derivation in closed_form.cpp. `i`: the rank's position in its ring (its rows are the layout's
 // share i of r).
 // Option backward_sends of ring.cpp: whether a backward step posts its dK/dV accumulator with the next
-// K/V block in one launch (packed); absent (USP's ring level) is separate.
+// K/V block in one launch (packed); absent is separate (USP passes its own option to its ring level).
 [[nodiscard]] bool ring_backward_packed(const Options& o);
 
 class RingLevel {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include "runtime/trace/trace_device.hpp"
@@ -202,6 +203,41 @@ TEST_CASE("a launch group marks every op after its first as joining that launch"
     CHECK(ops[2].joins_launch);
     CHECK(ops[3].joins_launch);
     CHECK_FALSE(ops[4].joins_launch);
+  }
+}
+
+TEST_CASE("launch groups nest (the outer one decides), and an exception inside one closes it") {
+  const auto traces = trace_ranks(2, DType::f32, [](Device& dev, Comm& comm) {
+    Tensor a = dev.empty({4}), b = dev.empty({4});
+    std::vector<Work> w;
+    {
+      LaunchGroup outer(comm);
+      w.push_back(comm.ring_exchange(a, b, 1));
+      {
+        LaunchGroup inner(comm);  // ring attention's K/V pair inside a packed step
+        w.push_back(comm.ring_exchange(a, b, 2));
+        w.push_back(comm.ring_exchange(a, b, 3));
+      }
+      w.push_back(comm.ring_exchange(a, b, 4));  // still the outer launch
+    }
+    try {
+      LaunchGroup g(comm);
+      w.push_back(comm.ring_exchange(a, b, 5));
+      throw std::runtime_error("inside the group");
+    } catch (const std::runtime_error&) {
+    }
+    w.push_back(comm.ring_exchange(a, b, 6));  // the group closed on unwinding: alone
+    for (auto& x : w) x.wait();
+  });
+  for (const auto& t : traces) {
+    const auto ops = all_of_kind<CommOp>(t.records);
+    REQUIRE(ops.size() == 6);
+    CHECK_FALSE(ops[0].joins_launch);
+    CHECK(ops[1].joins_launch);
+    CHECK(ops[2].joins_launch);
+    CHECK(ops[3].joins_launch);
+    CHECK_FALSE(ops[4].joins_launch);
+    CHECK_FALSE(ops[5].joins_launch);
   }
 }
 

@@ -93,8 +93,8 @@ TEST_CASE("compute slows down by the configured factor while a comm kernel runs"
 }
 
 TEST_CASE("a comm launch reaching the GPU while an earlier compute kernel runs waits for its end") {
-  // Both ranks post pass A, then pass B, then compute F = 30 µs, then wait for both. A starts with F
-  // (posted first, it wins the tie) and ends at c = 12 µs. B reaches the GPU then, while F holds the
+  // Both ranks post pass A, then pass B, then compute F = 30 µs, then wait for both. A starts at 0
+  // (posted before F is issued) and ends at c = 12 µs. B reaches the GPU then, while F holds the
   // SMs: it starts when F ends, at 30 µs, and ends at 42. Posted in one launch group with A
   // (joins_launch), it runs in A's kernel and follows A at once: [12, 24], and the step ends with F.
   const int p = 2;
@@ -121,6 +121,33 @@ TEST_CASE("a comm launch reaching the GPU while an earlier compute kernel runs w
     }
     CHECK(us(res.makespan) == doctest::Approx(joined ? 30 : 30 + kMsgUs));
   }
+}
+
+TEST_CASE("a comm launch ready at the instant a compute kernel starts runs beside it") {
+  // Both ranks post A, then B, then compute F1 = 12 µs and F2 = 20 µs, then wait. A and F1 both end at
+  // c = 12 µs; F2 starts then, and B reaches the GPU at the same instant: a tie, which the comm
+  // kernel (launched earlier by the host) wins, so B runs [12, 24] beside F2 [12, 32] whichever of
+  // the two ends the engine takes first. Had it waited for F2, the step would end at 44.
+  const int p = 2;
+  std::vector<tr::RankTrace> traces;
+  for (int r = 0; r < p; ++r) {
+    TraceBuilder b(r, p);
+    const auto a = b.sendrecv(1 - r, 1 - r, kMsg, 0);
+    const auto bb = b.sendrecv(1 - r, 1 - r, kMsg, 1);
+    b.gemm(kMsgUs * kGemmPerUs);
+    b.gemm(20 * kGemmPerUs);
+    b.wait(a);
+    b.wait(bb);
+    traces.push_back(b.trace());
+  }
+  const auto res = run(traces, star(p, kBps, kHop));
+  for (const auto& tl : res.ranks) {
+    REQUIRE(tl.comm.size() == 2);
+    CHECK(us(tl.comm[1].ready) == doctest::Approx(kMsgUs));
+    CHECK(us(tl.comm[1].end) == doctest::Approx(2 * kMsgUs));
+    CHECK(us(tl.compute[1].start) == doctest::Approx(kMsgUs));
+  }
+  CHECK(us(res.makespan) == doctest::Approx(kMsgUs + 20));
 }
 
 TEST_CASE("a collective starts when every member has posted it") {

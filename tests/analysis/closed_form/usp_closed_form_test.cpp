@@ -144,14 +144,14 @@ TEST_CASE("memory model vs simulator: USP is the traced peak") {
   for (const auto& [model, kv_heads] : {std::pair{llama, 8}, std::pair{bert, 16}, std::pair{gqa4, 4}})
     for (int u : {1, 2, 4, 8})
       for (const std::string passes : {"fwd", "fwd+bwd"})
-        for (const std::string fusion : {"separate", "fused", "packed"}) {  // packed: backward_sends
+        for (const std::string variant : {"separate", "fused", "packed"}) {  // qkv_fusion, or backward_sends
           const Config c = config(model, 6144, 8, "usp",
-                                  fusion == "packed" ? usp(u, kv_heads, "separate", "packed") : usp(u, kv_heads, fusion),
+                                  variant == "packed" ? usp(u, kv_heads, "separate", "packed") : usp(u, kv_heads, variant),
                                   true, passes);
           CAPTURE(c.model.name);
           CAPTURE(u);
           CAPTURE(passes);
-          CAPTURE(fusion);
+          CAPTURE(variant);
           const auto m = memory_model(c);
           REQUIRE(m);
           CHECK(m->peak_bytes ==
