@@ -25,6 +25,13 @@ std::vector<T> all_of_kind(const std::vector<Record>& records) {
   return out;
 }
 
+// CommOp::joins_launch of each comm op of the trace, in record order.
+std::vector<bool> joins_launch(const RankTrace& t) {
+  std::vector<bool> out;
+  for (const CommOp& op : all_of_kind<CommOp>(t.records)) out.push_back(op.joins_launch);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("collectives record the full per-rank buffer size as bytes") {
@@ -195,15 +202,7 @@ TEST_CASE("a launch group marks every op after its first as joining that launch"
     w.push_back(comm.ring_exchange(c, d, 4));  // after the group: alone again
     for (auto& x : w) x.wait();
   });
-  for (const auto& t : traces) {
-    const auto ops = all_of_kind<CommOp>(t.records);
-    REQUIRE(ops.size() == 5);
-    CHECK_FALSE(ops[0].joins_launch);
-    CHECK_FALSE(ops[1].joins_launch);
-    CHECK(ops[2].joins_launch);
-    CHECK(ops[3].joins_launch);
-    CHECK_FALSE(ops[4].joins_launch);
-  }
+  for (const auto& t : traces) CHECK(joins_launch(t) == std::vector<bool>{false, false, true, true, false});
 }
 
 TEST_CASE("launch groups nest (the outer one decides), and an exception inside one closes it") {
@@ -229,16 +228,8 @@ TEST_CASE("launch groups nest (the outer one decides), and an exception inside o
     w.push_back(comm.ring_exchange(a, b, 6));  // the group closed on unwinding: alone
     for (auto& x : w) x.wait();
   });
-  for (const auto& t : traces) {
-    const auto ops = all_of_kind<CommOp>(t.records);
-    REQUIRE(ops.size() == 6);
-    CHECK_FALSE(ops[0].joins_launch);
-    CHECK(ops[1].joins_launch);
-    CHECK(ops[2].joins_launch);
-    CHECK(ops[3].joins_launch);
-    CHECK_FALSE(ops[4].joins_launch);
-    CHECK_FALSE(ops[5].joins_launch);
-  }
+  for (const auto& t : traces)
+    CHECK(joins_launch(t) == std::vector<bool>{false, true, true, true, false, false});
 }
 
 TEST_CASE("split: every rank derives the same group ids and members locally") {

@@ -4,6 +4,7 @@
 //   n = 1e6 bytes takes c = 2 µs + 1e6 / 1e11 s = 12 µs.
 #include <doctest/doctest.h>
 
+#include <initializer_list>
 #include <stdexcept>
 
 #include "analysis/config/cluster.hpp"
@@ -23,6 +24,22 @@ constexpr double kGemmPerUs = 1e8;               // FLOPs per µs
 
 double us(Time t) {
   return t.us();
+}
+
+// Both ranks of P = 2 post pass A then pass B (B in A's launch group if `joined`), then the compute
+// ops of `gemm_us` microseconds, then wait for A and B.
+std::vector<tr::RankTrace> two_passes_then(std::initializer_list<double> gemm_us, bool joined = false) {
+  std::vector<tr::RankTrace> traces;
+  for (int r = 0; r < 2; ++r) {
+    TraceBuilder b(r, 2);
+    const auto a = b.sendrecv(1 - r, 1 - r, kMsg, 0);
+    const auto bb = b.sendrecv(1 - r, 1 - r, kMsg, 1, joined);
+    for (const double t : gemm_us) b.gemm(t * kGemmPerUs);
+    b.wait(a);
+    b.wait(bb);
+    traces.push_back(b.trace());
+  }
+  return traces;
 }
 
 }  // namespace
@@ -97,20 +114,9 @@ TEST_CASE("a comm launch reaching the GPU while an earlier compute kernel runs w
   // (posted before F is issued) and ends at c = 12 µs. B reaches the GPU then, while F holds the
   // SMs: it starts when F ends, at 30 µs, and ends at 42. Posted in one launch group with A
   // (joins_launch), it runs in A's kernel and follows A at once: [12, 24], and the step ends with F.
-  const int p = 2;
   for (const bool joined : {false, true}) {
     CAPTURE(joined);
-    std::vector<tr::RankTrace> traces;
-    for (int r = 0; r < p; ++r) {
-      TraceBuilder b(r, p);
-      const auto a = b.sendrecv(1 - r, 1 - r, kMsg, 0);
-      const auto bb = b.sendrecv(1 - r, 1 - r, kMsg, 1, joined);
-      b.gemm(30 * kGemmPerUs);
-      b.wait(a);
-      b.wait(bb);
-      traces.push_back(b.trace());
-    }
-    const auto res = run(traces, star(p, kBps, kHop));
+    const auto res = run(two_passes_then({30}, joined), star(2, kBps, kHop));
     for (const auto& tl : res.ranks) {
       REQUIRE(tl.comm.size() == 2);
       CHECK(us(tl.comm[0].ready) == doctest::Approx(0));
@@ -128,19 +134,7 @@ TEST_CASE("a comm launch ready at the instant a compute kernel starts runs besid
   // c = 12 µs; F2 starts then, and B reaches the GPU at the same instant: a tie, which the comm
   // kernel (launched earlier by the host) wins, so B runs [12, 24] beside F2 [12, 32] whichever of
   // the two ends the engine takes first. Had it waited for F2, the step would end at 44.
-  const int p = 2;
-  std::vector<tr::RankTrace> traces;
-  for (int r = 0; r < p; ++r) {
-    TraceBuilder b(r, p);
-    const auto a = b.sendrecv(1 - r, 1 - r, kMsg, 0);
-    const auto bb = b.sendrecv(1 - r, 1 - r, kMsg, 1);
-    b.gemm(kMsgUs * kGemmPerUs);
-    b.gemm(20 * kGemmPerUs);
-    b.wait(a);
-    b.wait(bb);
-    traces.push_back(b.trace());
-  }
-  const auto res = run(traces, star(p, kBps, kHop));
+  const auto res = run(two_passes_then({kMsgUs, 20}), star(2, kBps, kHop));
   for (const auto& tl : res.ranks) {
     REQUIRE(tl.comm.size() == 2);
     CHECK(us(tl.comm[1].ready) == doctest::Approx(kMsgUs));
