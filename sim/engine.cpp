@@ -7,33 +7,72 @@
 
 namespace spsim::sim {
 
+std::uint32_t Engine::take_slot() {
+  if (free_slots_.empty()) {
+    slots_.emplace_back();
+    return static_cast<std::uint32_t>(slots_.size() - 1);
+  }
+  const std::uint32_t slot = free_slots_.back();
+  free_slots_.pop_back();
+  return slot;
+}
+
+void Engine::release_slot(std::uint32_t slot) {
+  Slot& s = slots_[slot];
+  s.cb = nullptr;
+  ++s.generation;  // even: free
+  free_slots_.push_back(slot);
+}
+
 Engine::EventId Engine::schedule_at(Time at, Callback cb) {
   if (at < now_) throw std::logic_error("Engine::schedule_at: time is in the past");
-  std::uint32_t slot = 0;
-  if (free_slots_.empty()) {
-    slot = static_cast<std::uint32_t>(slots_.size());
-    slots_.emplace_back();
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  }
+  const std::uint32_t slot = take_slot();
   Slot& s = slots_[slot];
   s.cb = std::move(cb);
   ++s.generation;  // odd: scheduled
-  heap_.push_back({});
-  place(heap_.size() - 1, Entry{at, next_seq_++, slot});
-  sift_up(heap_.size() - 1);
+  ++next_seq_;     // the sequence orders heap entries; the instant's list is in order by construction
+  if (at == now_) {
+    // After every event already queued for this instant: the heap's entries at this time were all
+    // scheduled before the clock reached it, and the list's earlier entries before this one.
+    s.heap_index = kInInstant;
+    instant_.push_back({slot, s.generation});
+    ++instant_live_;
+  } else {
+    heap_.push_back({});
+    place(heap_.size() - 1, Entry{at, next_seq_ - 1, slot});
+    sift_up(heap_.size() - 1);
+  }
   return {slot, s.generation};
 }
 
 void Engine::cancel(EventId id) {
-  if (id.generation == 0 || id.slot >= slots_.size()) return;
+  if (!is_pending(id)) return;  // ran or cancelled already
   Slot& s = slots_[id.slot];
-  if (s.generation != id.generation) return;  // ran or cancelled already
-  remove_at(s.heap_index);
-  s.cb = nullptr;
-  ++s.generation;  // even: free
-  free_slots_.push_back(id.slot);
+  if (s.heap_index == kInInstant)
+    --instant_live_;  // its list entry stays, skipped by its stale generation
+  else
+    remove_at(s.heap_index);
+  release_slot(id.slot);
+}
+
+Engine::EventId Engine::reschedule(EventId id, Time at) {
+  if (!is_pending(id)) throw std::logic_error("Engine::reschedule: the event is not pending");
+  if (at < now_) throw std::logic_error("Engine::reschedule: time is in the past");
+  Slot& s = slots_[id.slot];
+  if (at == now_ || s.heap_index == kInInstant) {  // into or out of the instant's list: a new entry
+    Callback cb = std::move(s.cb);
+    cancel(id);
+    return schedule_at(at, std::move(cb));
+  }
+  // The same key a cancel and a schedule_at would give it: (at, the next sequence number).
+  const std::size_t i = s.heap_index;
+  const Entry old = heap_[i];
+  heap_[i] = Entry{at, next_seq_++, id.slot};
+  if (earlier(heap_[i], old))
+    sift_up(i);
+  else
+    sift_down(i);
+  return id;
 }
 
 void Engine::place(std::size_t i, Entry e) {
@@ -86,18 +125,35 @@ void Engine::remove_at(std::size_t i) {
   }
 }
 
+void Engine::run_slot(std::uint32_t slot, Time at) {
+  Callback cb = std::move(slots_[slot].cb);
+  release_slot(slot);
+  now_ = at;
+  ++processed_;
+  cb();  // may schedule more events
+}
+
 bool Engine::step() {
+  // The heap's entries at the current time were scheduled before the instant's list's: they go first.
+  if (!heap_.empty() && heap_.front().at == now_) {
+    const Entry top = heap_.front();
+    remove_at(0);
+    run_slot(top.slot, top.at);
+    return true;
+  }
+  while (instant_head_ < instant_.size()) {
+    const InstantEntry e = instant_[instant_head_++];
+    if (slots_[e.slot].generation != e.generation) continue;  // cancelled (or moved) since queued
+    --instant_live_;
+    run_slot(e.slot, now_);
+    return true;
+  }
+  instant_.clear();  // every entry has run or was cancelled: the clock may move on
+  instant_head_ = 0;
   if (heap_.empty()) return false;
   const Entry top = heap_.front();
   remove_at(0);
-  Slot& s = slots_[top.slot];
-  Callback cb = std::move(s.cb);
-  s.cb = nullptr;
-  ++s.generation;
-  free_slots_.push_back(top.slot);
-  now_ = top.at;
-  ++processed_;
-  cb();  // may schedule more events
+  run_slot(top.slot, top.at);
   return true;
 }
 
@@ -110,7 +166,7 @@ std::uint64_t Engine::run() {
 
 std::uint64_t Engine::run_until(Time until) {
   const std::uint64_t before = processed_;
-  while (!heap_.empty() && heap_.front().at <= until) step();
+  while ((instant_live_ > 0 && now_ <= until) || (!heap_.empty() && heap_.front().at <= until)) step();
   if (heap_.empty() || heap_.front().at > until) now_ = std::max(now_, until);
   return processed_ - before;
 }

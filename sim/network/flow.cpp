@@ -1,6 +1,7 @@
 // FlowNetwork: incremental max-min fair sharing on the affected connected component.
 #include "sim/network/flow.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace spsim::sim {
@@ -89,7 +90,11 @@ void FlowNetwork::complete(std::uint32_t slot) {
   }
   Done done = std::move(f.done);
   free_slots_.push_back(slot);
-  defer_recompute(*f.links);  // the freed bandwidth goes to the flows that shared links with this one
+  // The freed bandwidth goes to the flows that shared links with this one; a flow that had its links
+  // to itself leaves nothing to re-solve (a recompute seeded there would find no flow).
+  if (std::any_of(f.links->begin(), f.links->end(),
+                  [this](LinkId l) { return !link_flows_[static_cast<std::size_t>(l)].empty(); }))
+    defer_recompute(*f.links);
   ++stats_.arrived;
   done();
 }
@@ -141,9 +146,9 @@ void FlowNetwork::recompute(const std::vector<LinkId>& seeds) {
     f.updated = now;
     f.rate = rates_[i];
     ++stats_.rate_changes;
-    engine_.cancel(f.completion);
-    f.completion =
-        engine_.schedule_at(now + Time::from_seconds(f.remaining / f.rate), [this, slot] { complete(slot); });
+    const Time at = now + Time::from_seconds(f.remaining / f.rate);
+    f.completion = engine_.is_pending(f.completion) ? engine_.reschedule(f.completion, at)
+                                                    : engine_.schedule_at(at, [this, slot] { complete(slot); });
   }
 }
 

@@ -286,9 +286,10 @@ class Replayer {
     RunningCompute& run = state(r).running;
     const auto wall = static_cast<std::int64_t>(std::llround(run.remaining_ps * run.stretch));
     // A stale end left in the queue would only be skipped when it came up; every comm start and end
-    // during a long kernel left one, and the queue grew with them.
-    engine_.cancel(run.finish);
-    run.finish = engine_.schedule_at(engine_.now() + Time::ps(wall), [this, r] { end_compute(r); });
+    // during a long kernel left one, and the queue grew with them. So the pending end moves.
+    const Time at = engine_.now() + Time::ps(wall);
+    run.finish = engine_.is_pending(run.finish) ? engine_.reschedule(run.finish, at)
+                                                : engine_.schedule_at(at, [this, r] { end_compute(r); });
   }
 
   // The comm stream of `r` started or stopped a kernel: bring the running compute op's progress up
