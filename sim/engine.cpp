@@ -10,6 +10,7 @@ namespace spsim::sim {
 std::uint32_t Engine::take_slot() {
   if (free_slots_.empty()) {
     slots_.emplace_back();
+    callbacks_.emplace_back();
     return static_cast<std::uint32_t>(slots_.size() - 1);
   }
   const std::uint32_t slot = free_slots_.back();
@@ -19,7 +20,7 @@ std::uint32_t Engine::take_slot() {
 
 void Engine::release_slot(std::uint32_t slot) {
   Slot& s = slots_[slot];
-  s.cb = nullptr;
+  callbacks_[slot] = nullptr;
   ++s.generation;  // even: free
   free_slots_.push_back(slot);
 }
@@ -28,7 +29,7 @@ Engine::EventId Engine::schedule_at(Time at, Callback cb) {
   if (at < now_) throw std::logic_error("Engine::schedule_at: time is in the past");
   const std::uint32_t slot = take_slot();
   Slot& s = slots_[slot];
-  s.cb = std::move(cb);
+  callbacks_[slot] = std::move(cb);
   ++s.generation;  // odd: scheduled
   ++next_seq_;     // the sequence orders heap entries; the instant's list is in order by construction
   if (at == now_) {
@@ -60,7 +61,7 @@ Engine::EventId Engine::reschedule(EventId id, Time at) {
   if (at < now_) throw std::logic_error("Engine::reschedule: time is in the past");
   Slot& s = slots_[id.slot];
   if (at == now_ || s.heap_index == kInInstant) {  // into or out of the instant's list: a new entry
-    Callback cb = std::move(s.cb);
+    Callback cb = std::move(callbacks_[id.slot]);
     cancel(id);
     return schedule_at(at, std::move(cb));
   }
@@ -126,7 +127,7 @@ void Engine::remove_at(std::size_t i) {
 }
 
 void Engine::run_slot(std::uint32_t slot, Time at) {
-  Callback cb = std::move(slots_[slot].cb);
+  Callback cb = std::move(callbacks_[slot]);
   release_slot(slot);
   now_ = at;
   ++processed_;

@@ -60,8 +60,9 @@ class Engine {
     std::uint64_t seq;
     std::uint32_t slot;
   };
+  // A slot's bookkeeping, apart from its callback: a sift moves entries and rewrites their slots'
+  // heap_index, so these sit densely (8 bytes a slot) rather than beside 72-byte callbacks.
   struct Slot {
-    Callback cb;
     std::uint32_t generation = 0;  // odd while scheduled
     std::uint32_t heap_index = 0;  // kInInstant: in instant_ (the current instant's list) instead
   };
@@ -84,6 +85,7 @@ class Engine {
 
   std::vector<Entry> heap_;
   std::vector<Slot> slots_;
+  std::vector<Callback> callbacks_;  // by slot
   std::vector<std::uint32_t> free_slots_;
   std::vector<InstantEntry> instant_;  // events scheduled for now_ while it was the current time, in order
   std::size_t instant_head_ = 0;          // next entry of instant_ to run

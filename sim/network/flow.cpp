@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace spsim::sim {
 
@@ -122,9 +123,8 @@ void FlowNetwork::collect_component(const std::vector<LinkId>& seeds) {
     }
 }
 
-void FlowNetwork::recompute(const std::vector<LinkId>& seeds) {
-  collect_component(seeds);
-  if (comp_flows_.empty()) return;
+// Max-min fair rates of the collected component's flows into rates_.
+void FlowNetwork::solve_component() {
   comp_capacity_.clear();
   for (std::size_t i = 0; i < comp_links_.size(); ++i) {
     local_index_[static_cast<std::size_t>(comp_links_[i])] = static_cast<int>(i);
@@ -137,6 +137,20 @@ void FlowNetwork::recompute(const std::vector<LinkId>& seeds) {
     offsets_.push_back(static_cast<int>(local_links_.size()));
   }
   solver_.solve(comp_capacity_, offsets_, local_links_, rates_);
+}
+
+void FlowNetwork::recompute(const std::vector<LinkId>& seeds) {
+  collect_component(seeds);
+  if (comp_flows_.empty()) return;
+  if (comp_flows_.size() == 1) {
+    // A flow alone on its links gets the least of their capacities: what progressive filling gives
+    // it, to the bit (its first share is that capacity over one flow).
+    double rate = std::numeric_limits<double>::infinity();
+    for (LinkId l : *flows_[comp_flows_[0]].links) rate = std::min(rate, capacity_[static_cast<std::size_t>(l)]);
+    rates_.assign(1, rate);
+  } else {
+    solve_component();
+  }
   const Time now = engine_.now();
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
     const std::uint32_t slot = comp_flows_[i];

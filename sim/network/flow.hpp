@@ -44,6 +44,7 @@ class FlowNetwork final : public Network {
   // start or end together (a ring step's) are solved once, not once per flow.
   void defer_recompute(const std::vector<LinkId>& links);
   void collect_component(const std::vector<LinkId>& seeds);
+  void solve_component();
 
   Engine& engine_;
   const Cluster& cluster_;
