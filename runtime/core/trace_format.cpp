@@ -67,15 +67,23 @@ std::vector<Group> merge_groups(std::span<const RankTrace> traces) {
 
 namespace {
 
-// The fields OpShapes compares.
+// The fields OpShapes compares, of an OpShapes or of operands given by address (OpShapesView): one
+// hash and one equality for both, so a view finds the entry its OpShapes would.
+struct OpShapesView {
+  std::span<const Shape* const> operands;
+  const KernelShapes& kernels;
+};
+
 struct OpShapesHash {
-  std::size_t operator()(const OpShapes& s) const {
+  using is_transparent = void;
+  template <class Operands>
+  static std::size_t hash(const Operands& operands, const KernelShapes& k, auto shape_of) {
     WordHash h;
-    for (const Shape& shape : s.operands) {
+    for (const auto& op : operands) {
+      const Shape& shape = shape_of(op);
       h.add(shape.size());
       for (const std::int64_t d : shape) h.add(static_cast<std::uint64_t>(d));
     }
-    const KernelShapes& k = s.kernels;
     h.add(static_cast<std::uint64_t>(k.launches)).add(k.aux_bytes);
     if (const auto& a = k.attention) {
       for (const std::int64_t v : {a->bq, a->bk, a->sq, a->sk, a->d, a->dv, a->offset})
@@ -85,6 +93,25 @@ struct OpShapesHash {
     for (const GemmShape& g : k.gemms)
       for (const std::int64_t v : {g.batch, g.m, g.n, g.k}) h.add(static_cast<std::uint64_t>(v));
     return h.value();
+  }
+  std::size_t operator()(const OpShapes& s) const {
+    return hash(s.operands, s.kernels, [](const Shape& x) -> const Shape& { return x; });
+  }
+  std::size_t operator()(const OpShapesView& v) const {
+    return hash(v.operands, v.kernels, [](const Shape* x) -> const Shape& { return *x; });
+  }
+};
+
+struct OpShapesEqual {
+  using is_transparent = void;
+  bool operator()(const OpShapes& a, const OpShapes& b) const { return a == b; }
+  bool operator()(const OpShapesView& v, const OpShapes& s) const { return same(v, s); }
+  bool operator()(const OpShapes& s, const OpShapesView& v) const { return same(v, s); }
+  static bool same(const OpShapesView& v, const OpShapes& s) {
+    if (v.operands.size() != s.operands.size() || !(v.kernels == s.kernels)) return false;
+    for (std::size_t i = 0; i < s.operands.size(); ++i)
+      if (*v.operands[i] != s.operands[i]) return false;
+    return true;
   }
 };
 
@@ -96,7 +123,7 @@ const OpShapes& no_shapes() {
 }  // namespace
 
 struct ShapeTable::Impl {
-  std::unordered_set<OpShapes, OpShapesHash> shapes;  // node-based: addresses stay put
+  std::unordered_set<OpShapes, OpShapesHash, OpShapesEqual> shapes;  // node-based: addresses stay put
   double bytes = 0;
 };
 
@@ -112,6 +139,14 @@ const OpShapes* ShapeTable::intern(OpShapes shapes) {
     impl_->bytes += b;
   }
   return &*it;
+}
+
+const OpShapes* ShapeTable::intern(std::span<const Shape* const> operands, const KernelShapes& kernels) {
+  if (const auto it = impl_->shapes.find(OpShapesView{operands, kernels}); it != impl_->shapes.end()) return &*it;
+  OpShapes shapes{{}, kernels};
+  shapes.operands.reserve(operands.size());
+  for (const Shape* s : operands) shapes.operands.push_back(*s);
+  return intern(std::move(shapes));
 }
 
 double ShapeTable::bytes() const {

@@ -78,6 +78,9 @@ class ShapeTable {
   ShapeTable(const ShapeTable&) = delete;
   ShapeTable& operator=(const ShapeTable&) = delete;
   [[nodiscard]] const OpShapes* intern(OpShapes shapes);
+  // The same for operands given by address: an op whose shapes are in the table already (nearly
+  // every op of a long trace) is found without copying them.
+  [[nodiscard]] const OpShapes* intern(std::span<const Shape* const> operands, const KernelShapes& kernels);
   [[nodiscard]] double bytes() const;  // what the table holds, for the trace-memory guard
 
  private:

@@ -30,6 +30,10 @@ const OpShapes* Recorder::intern(OpShapes shapes) {
   return state_->shapes->intern(std::move(shapes));
 }
 
+const OpShapes* Recorder::intern(std::span<const Shape* const> operands, const KernelShapes& kernels) {
+  return state_->shapes->intern(operands, kernels);
+}
+
 int Recorder::rank() const {
   return state_->trace.rank;
 }

@@ -26,6 +26,7 @@ class Recorder {
   std::size_t add(Record record);                         // returns the record's index
   void reserve(std::size_t records);                      // room for this many records
   [[nodiscard]] const OpShapes* intern(OpShapes shapes);  // for a ComputeOp's `detail`
+  [[nodiscard]] const OpShapes* intern(std::span<const Shape* const> operands, const KernelShapes& kernels);
   void add_group(const Group& group);                     // no-op if already known
   [[nodiscard]] std::uint64_t next_collective_seq(GroupId group);
   [[nodiscard]] std::uint64_t next_p2p_seq(GroupId group, int src, int dst, int tag);

@@ -2,6 +2,8 @@
 #include "runtime/trace/trace_device.hpp"
 
 #include <algorithm>
+#include <array>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -85,10 +87,27 @@ void TraceDevice::check_all(const char* op,
   for (auto [t, what] : tensors) check(*t, op, what);
 }
 
-void TraceDevice::record(std::string_view op, const OpCost& cost, std::vector<Shape> shapes, bool skipped) {
+void TraceDevice::record(std::string_view op, const OpCost& cost, std::span<const Shape* const> shapes,
+                         bool skipped) {
   recorder_.add(ComputeOp{op, cost.flops, cost.bytes_read, cost.bytes_written,
-                          recorder_.intern(OpShapes{std::move(shapes), cost.kernels}), cost.op_class,
-                          skipped});
+                          recorder_.intern(shapes, cost.kernels), cost.op_class, skipped});
+}
+
+void TraceDevice::record(std::string_view op, const OpCost& cost,
+                         std::initializer_list<std::reference_wrapper<const Shape>> shapes, bool skipped) {
+  constexpr std::size_t kMost = 16;
+  if (shapes.size() > kMost) throw std::logic_error("TraceDevice::record: more than 16 operands");
+  std::array<const Shape*, kMost> at{};
+  std::size_t n = 0;
+  for (const Shape& s : shapes) at[n++] = &s;
+  record(op, cost, std::span<const Shape* const>(at.data(), n), skipped);
+}
+
+void TraceDevice::record(std::string_view op, const OpCost& cost, const std::vector<Shape>& shapes, bool skipped) {
+  std::vector<const Shape*> at;
+  at.reserve(shapes.size());
+  for (const Shape& s : shapes) at.push_back(&s);
+  record(op, cost, std::span<const Shape* const>(at), skipped);
 }
 
 // ---- memory ------------------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -72,7 +74,11 @@ class TraceDevice final : public Device {
  private:
   void check(const Tensor& t, const char* op, const char* what) const;  // defined, device dtype
   void check_all(const char* op, std::initializer_list<std::pair<const Tensor*, const char*>> tensors) const;
-  void record(std::string_view op, const OpCost& cost, std::vector<Shape> shapes, bool skipped = false);
+  // Records a ComputeOp with these operand shapes (interned; nothing is copied when the table has them).
+  void record(std::string_view op, const OpCost& cost, std::initializer_list<std::reference_wrapper<const Shape>> shapes,
+              bool skipped = false);
+  void record(std::string_view op, const OpCost& cost, const std::vector<Shape>& shapes, bool skipped = false);
+  void record(std::string_view op, const OpCost& cost, std::span<const Shape* const> shapes, bool skipped);
   DType dtype_;
   Recorder recorder_;
   // Storage id of an attention block's output → the fraction of its rows that saw a key, until the
