@@ -2,6 +2,7 @@
 #include "analysis/simulate/trace.hpp"
 
 #include <deque>
+#include <thread>
 
 #include "analysis/closed_form/closed_form.hpp"
 #include "analysis/report/table.hpp"
@@ -14,7 +15,7 @@
 namespace spsim::analysis {
 
 std::function<void(rt::Device&, rt::Comm&)> step_program(const strategies::StepConfig& step,
-                                                        const strategies::StrategyInfo& info) {
+                                                         const strategies::StrategyInfo& info) {
   return [&step, &info](rt::Device& dev, rt::Comm& comm) {
     const strategies::StepData data{
         [&](strategies::StepInput, const rt::Shape& shape, const auto&) { return dev.from_host({}, shape); },
@@ -98,13 +99,24 @@ class StreamedStep::Rank final : public sim::RankRecords {
   bool finished_ = false;
 };
 
-StreamedStep::StreamedStep(const Config& config, double budget_bytes, std::string limit_source, std::size_t chunk)
+namespace {
+// Whether a producer thread records the ranks' next chunks beside the replay (TraceStreams' `ahead`):
+// for a world large enough that recording is a good part of the time (a tenth to a third of a large
+// ring's), on a machine with a second core for it. The records are the same either way.
+bool record_ahead(std::int64_t world) {
+  constexpr std::int64_t kLeastRanks = 64;
+  return world >= kLeastRanks && std::thread::hardware_concurrency() > 1;
+}
+}  // namespace
+
+StreamedStep::StreamedStep(const Config& config, double budget_bytes, std::string limit_source,
+                           std::size_t chunk)
     : step_(step_config(config)),
       budget_bytes_(budget_bytes),
       resident_at_start_(rt::resident_bytes()),
       limit_source_(std::move(limit_source)),
       streams_(static_cast<int>(config.world()), config.workload.dtype,
-               step_program(step_, config.strategy.info()), chunk) {
+               step_program(step_, config.strategy.info()), chunk, record_ahead(config.world())) {
   for (int r = 0; r < streams_.size(); ++r) {
     ranks_.push_back(std::make_unique<Rank>(*this, r));
     pointers_.push_back(ranks_.back().get());
@@ -116,9 +128,9 @@ void StreamedStep::pulled() {
   const double held = rt::resident_bytes() - resident_at_start_;
   if (held > budget_bytes_)
     throw ResourceError("strategy.degree",
-                        "simulating " + std::to_string(streams_.size()) + " ranks already holds " + format_bytes(held) +
-                            " more than when it started, past the " + format_bytes(budget_bytes_) + " available (" +
-                            limit_source_ +
+                        "simulating " + std::to_string(streams_.size()) + " ranks already holds " +
+                            format_bytes(held) + " more than when it started, past the " +
+                            format_bytes(budget_bytes_) + " available (" + limit_source_ +
                             "; --max-memory sets the limit): the replay keeps every rank's program and the "
                             "time of every op; simulate fewer ranks (parallel.tp × strategy.degree × "
                             "parallel.dp) or fewer model.layers, or raise --max-memory");

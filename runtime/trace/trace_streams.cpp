@@ -8,10 +8,15 @@
 #include <sys/mman.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <exception>
+#include <iterator>
+#include <mutex>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include "runtime/core/error.hpp"
 #include "runtime/trace/trace_comm.hpp"
@@ -20,9 +25,6 @@
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SPSIM_TRACE_THREADS 1
 #include <pthread.h>
-
-#include <condition_variable>
-#include <mutex>
 #else
 #define SPSIM_TRACE_THREADS 0
 #include <ucontext.h>
@@ -66,6 +68,15 @@ struct TraceStreams::Rank {
   ucontext_t context{};
   void* stack = nullptr;  // kStackBytes, mmap'ed, its lowest page a guard
 #endif
+  // With a producer (TraceStreams(..., ahead)), under Producer::mu:
+  enum class Ahead { idle, queued, running, ready };
+  Ahead ahead = Ahead::idle;
+  std::vector<Record> ready;    // recorded by the producer, not yet pulled
+  std::vector<Record> spare;    // an emptied buffer the producer records the next chunk into
+  bool ready_finished = false;  // the program had ended when `ready` was handed over
+  std::exception_ptr ready_error;
+  std::vector<Group> ready_groups;   // the rank's groups as of `ready`
+  std::vector<Group> pulled_groups;  // as of the last pull (the consumer's; groups() returns them)
   Rank(Shared* s, int r) : shared(s), rank(r), recorder(r, s->dtype, s->shapes) {}
   ~Rank() {
 #if !SPSIM_TRACE_THREADS
@@ -171,8 +182,8 @@ struct TraceStreams::Rank {
       stack = pool.back();
       pool.pop_back();
     } else {
-      void* mem = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                       -1, 0);
+      void* mem = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (mem == MAP_FAILED)
         throw std::system_error(errno, std::generic_category(),
                                 "mapping the trace stack of rank " + std::to_string(rank));
@@ -192,8 +203,20 @@ struct TraceStreams::Rank {
 #endif
 };
 
+// The producer thread's queue: ranks to record a chunk of, in the order the consumer last pulled them
+// (the order it will want them again, near enough), and the rank the consumer waits for, first.
+struct TraceStreams::Producer {
+  std::mutex mu;
+  std::condition_variable work;    // the producer waits for a request
+  std::condition_variable handed;  // the consumer waits for its chunk
+  std::deque<int> queue;
+  int urgent = -1;
+  bool stop = false;
+  std::thread thread;
+};
+
 TraceStreams::TraceStreams(int world_size, DType dtype, std::function<void(Device&, Comm&)> fn,
-                           std::size_t chunk)
+                           std::size_t chunk, bool ahead)
     : shared_(std::make_unique<Shared>()) {
   if (world_size < 1) throw RuntimeError("TraceStreams: world size " + std::to_string(world_size) + " < 1");
   if (chunk < 1) throw RuntimeError("TraceStreams: chunk of 0 records");
@@ -203,9 +226,72 @@ TraceStreams::TraceStreams(int world_size, DType dtype, std::function<void(Devic
   shared_->chunk = chunk;
   ranks_.reserve(static_cast<std::size_t>(world_size));
   for (int r = 0; r < world_size; ++r) ranks_.push_back(std::make_unique<Rank>(shared_.get(), r));
+  if (ahead) {
+    producer_ = std::make_unique<Producer>();
+    producer_->thread = std::thread([this] { produce(); });
+  }
+}
+
+void TraceStreams::produce() {
+  Producer& p = *producer_;
+  std::unique_lock lock(p.mu);
+  while (true) {
+    p.work.wait(lock, [&] { return p.stop || p.urgent >= 0 || !p.queue.empty(); });
+    if (p.stop) break;
+    int r = p.urgent;
+    if (r >= 0) {
+      p.urgent = -1;
+    } else {
+      r = p.queue.front();
+      p.queue.pop_front();
+    }
+    Rank& k = *ranks_[static_cast<std::size_t>(r)];
+    if (k.ahead != Rank::Ahead::queued) continue;  // recorded already, at the consumer's urgent request
+    k.ahead = Rank::Ahead::running;
+    std::vector<Record> batch = std::move(k.spare);
+    lock.unlock();
+    // Only this thread runs the ranks' fibers and touches their recorders (and the shape table they
+    // share); the consumer sees a chunk once it is handed over under the lock.
+    std::exception_ptr error;
+    bool groups_grew = false;
+    try {
+      if (!k.started) k.start();
+      if (!k.finished) k.resume();
+      batch.clear();
+      k.recorder.drain(batch);
+      groups_grew = k.recorder.groups().size() != k.ready_groups.size();  // groups only grow
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    if (groups_grew) k.ready_groups = k.recorder.groups();
+    k.ready = std::move(batch);
+    k.ready_finished = k.finished || error != nullptr;
+    k.ready_error = error != nullptr ? error : k.error;
+    k.ahead = Rank::Ahead::ready;
+    p.handed.notify_all();
+  }
+  lock.unlock();
+  // The consumer went away: the ranks this thread started and that have not ended run to their end,
+  // recording nothing, on the thread their fibers run on.
+  for (auto& k : ranks_)
+    if (k->started && !k->finished) {
+      k->aborting = true;
+      k->resume();
+    }
 }
 
 TraceStreams::~TraceStreams() {
+  if (producer_) {
+    {
+      std::lock_guard lock(producer_->mu);
+      producer_->stop = true;
+    }
+    producer_->work.notify_all();
+    producer_->thread.join();  // it ran the started ranks to their end
+    for (auto& r : ranks_) r->join();
+    return;
+  }
   for (auto& r : ranks_) {
     if (r->started && !r->finished) {
       r->aborting = true;
@@ -219,11 +305,43 @@ int TraceStreams::size() const {
   return shared_->world;
 }
 const std::vector<Group>& TraceStreams::groups(int rank) const {
-  return ranks_.at(static_cast<std::size_t>(rank))->recorder.groups();
+  const Rank& r = *ranks_.at(static_cast<std::size_t>(rank));
+  return producer_ ? r.pulled_groups : r.recorder.groups();
 }
 
 bool TraceStreams::pull(int rank, std::vector<Record>& out) {
   Rank& r = *ranks_.at(static_cast<std::size_t>(rank));
+  if (producer_) {
+    Producer& p = *producer_;
+    std::unique_lock lock(p.mu);
+    if (r.ahead == Rank::Ahead::idle) r.ahead = Rank::Ahead::queued;
+    if (r.ahead == Rank::Ahead::queued) {  // not recorded yet: next
+      p.urgent = rank;
+      p.work.notify_one();
+    }
+    p.handed.wait(lock, [&] { return r.ahead == Rank::Ahead::ready; });
+    const bool finished = r.ready_finished;
+    const std::exception_ptr error = r.ready_error;
+    if (r.ready_groups.size() != r.pulled_groups.size()) r.pulled_groups = r.ready_groups;
+    const std::size_t before = out.size();
+    if (out.empty()) {
+      std::swap(out, r.ready);  // the producer records the chunk after next into out's old buffer
+      r.spare = std::move(r.ready);
+    } else {
+      out.insert(out.end(), std::make_move_iterator(r.ready.begin()), std::make_move_iterator(r.ready.end()));
+      r.spare = std::move(r.ready);
+    }
+    r.ready = {};
+    r.ahead = Rank::Ahead::idle;
+    if (!finished) {  // record its next chunk while the consumer reads this one
+      r.ahead = Rank::Ahead::queued;
+      p.queue.push_back(rank);
+      p.work.notify_one();
+    }
+    lock.unlock();
+    if (error) std::rethrow_exception(error);
+    return out.size() > before || !finished;
+  }
   if (!r.started) r.start();
   if (!r.finished) r.resume();
   if (r.error) std::rethrow_exception(r.error);

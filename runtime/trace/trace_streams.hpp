@@ -24,7 +24,13 @@ class TraceStreams {
  public:
   // fn(device, comm) is rank r's program, as for trace_ranks; it must outlive the streams. Threads start
   // at a rank's first pull. Throws RuntimeError for world_size < 1 or chunk < 1.
-  TraceStreams(int world_size, DType dtype, std::function<void(Device&, Comm&)> fn, std::size_t chunk = 2048);
+  // `ahead`: one producer thread runs the ranks' fibers beside the consumer, each rank one chunk ahead
+  // of what it was last pulled for (its next chunk is recorded while the consumer reads the one it
+  // has), so recording costs the consumer only the hand-over. The records are the same either way:
+  // each rank's depend on its own program alone, and only the producer runs programs (in sanitizer
+  // builds it hands the turn to the ranks' threads, as the consumer does without it).
+  TraceStreams(int world_size, DType dtype, std::function<void(Device&, Comm&)> fn, std::size_t chunk = 2048,
+               bool ahead = false);
   // Ranks that have not finished run to their end recording nothing, one after another; then every
   // thread is joined.
   ~TraceStreams();
@@ -43,8 +49,11 @@ class TraceStreams {
  private:
   struct Rank;
   struct Shared;
+  struct Producer;
+  void produce();  // the producer thread's loop
   std::unique_ptr<Shared> shared_;
   std::vector<std::unique_ptr<Rank>> ranks_;
+  std::unique_ptr<Producer> producer_;  // null: the consumer runs each rank when it pulls
 };
 
 }  // namespace spsim::rt::trace

@@ -29,12 +29,14 @@ constexpr int kNoPhase = -1;
 
 struct PendingComm {
   std::size_t record = 0;
+  const CommOp* op = nullptr;  // the record's (held until released: RankRecords::at)
   std::uint64_t compute_ticket = 0;  // launched compute ops issued before it: all must have ended
   bool joins_launch = false;  // CommOp::joins_launch: runs in the launch of the op before it
 };
 
 struct QueuedCompute {
   std::size_t record = 0;
+  const ComputeOp* op = nullptr;  // the record's
   int phase = kNoPhase;  // the innermost phase open when it was issued
 };
 
@@ -71,6 +73,7 @@ struct RankState {
   RankRecords* records = nullptr;
   DeviceId device = 0;
   std::size_t cursor = 0;
+  std::size_t released = 0;                  // the last release_before's bound
   std::size_t blocked_on = kNone;            // comm ordinal the cursor waits for
   std::deque<QueuedCompute> compute_queue;  // issued, not yet started
   std::uint64_t compute_issued = 0, compute_done = 0;
@@ -191,14 +194,19 @@ class Replayer {
     return *rec;
   }
 
-  // Records below the oldest one a queue or the running comm op still needs are done with.
+  // Records below the oldest one a queue or the running comm op still needs are done with; the
+  // stream hears of it every kReleaseStride records (a call per advance cost a cache miss each).
   void release(int r) {
+    constexpr std::size_t kReleaseStride = 64;
     RankState& s = state(r);
+    if (s.cursor < s.released + kReleaseStride) return;
     std::size_t low = s.cursor;
     if (!s.compute_queue.empty()) low = std::min(low, s.compute_queue.front().record);
     if (!s.comm_queue.empty()) low = std::min(low, s.comm_queue.front().record);
     if (s.comm_active) low = std::min(low, s.comm_live.front().record);
+    if (low < s.released + kReleaseStride) return;
     s.records->release_before(low);
+    s.released = low;
   }
 
   void advance(int r) {
@@ -216,11 +224,11 @@ class Replayer {
           ++tl.skipped;
           continue;
         }
-        s.compute_queue.push_back({i, s.phase()});
+        s.compute_queue.push_back({i, op, s.phase()});
         ++s.compute_issued;
         try_start_compute(r);
       } else if (const auto* comm = std::get_if<CommOp>(rec)) {
-        s.comm_queue.push_back({i, s.compute_issued, comm->joins_launch});
+        s.comm_queue.push_back({i, comm, s.compute_issued, comm->joins_launch});
         s.comm_live.push_back(CommTiming{.record = i, .kind = comm->kind});
         s.comm_phase.push_back(s.phase());
         ++s.comm_issued;
@@ -266,7 +274,7 @@ class Replayer {
     if (s.running.busy || s.compute_queue.empty()) return;
     const QueuedCompute next = s.compute_queue.front();
     s.compute_queue.pop_front();
-    const auto& op = std::get<ComputeOp>(record(r, next.record));
+    const ComputeOp& op = *next.op;
     s.running.busy = true;
     s.running.timing = ComputeTiming{next.record, engine_.now(), engine_.now()};
     s.running.phase = next.phase;
@@ -343,14 +351,13 @@ class Replayer {
     // A comm kernel reaching the GPU while a compute kernel launched before it fills every SM gets
     // SMs only when that kernel's blocks have all been dispatched: it waits for the kernel's end.
     if (!s.comm_queue.front().joins_launch && s.running.busy && s.running.timing.start < engine_.now()) return;
-    const std::size_t rec = s.comm_queue.front().record;
+    const CommOp& op = *s.comm_queue.front().op;
     s.comm_queue.pop_front();
     s.comm_active = true;  // comm ops run in issue order: the next one is ordinal comm_done
     CommTiming& t = s.comm_live.front();
     t.ready = t.start = engine_.now();
     s.covered = Time{};
     on_comm_activity_change(r);
-    const auto& op = std::get<CommOp>(record(r, rec));
     if (!rt::is_group_collective(op.kind)) {
       post_p2p(r, op);
     } else if (op.pack_bytes == 0) {

@@ -71,40 +71,43 @@ std::vector<std::string> describe_all(const std::vector<Record>& records) {
 }  // namespace
 
 TEST_SUITE("trace_streams") {
-  TEST_CASE("streamed ranks hand over trace_ranks' records, whatever the chunk and pull order") {
+  // `ahead`: a producer thread records each rank's next chunk beside the consumer (fiber builds).
+  TEST_CASE("streamed ranks hand over trace_ranks' records, whatever the chunk, pull order or producer") {
     constexpr int p = 4;
     const auto whole = trace_ranks(p, DType::bf16, program);
-    for (const std::size_t chunk : {std::size_t{1}, std::size_t{3}, std::size_t{1000}}) {
-      CAPTURE(chunk);
-      TraceStreams streams(p, DType::bf16, program, chunk);
-      std::vector<std::vector<Record>> got(p);
-      std::vector<bool> done(p, false);
-      // Pull the ranks unevenly: rank r is asked r + 1 times per round.
-      for (int round = 0, left = p; left > 0; ++round)
-        for (int r = 0; r < p; ++r)
-          for (int k = 0; k <= r && !done[static_cast<std::size_t>(r)]; ++k) {
-            auto& out = got[static_cast<std::size_t>(r)];
-            const std::size_t before = out.size();
-            if (!streams.pull(r, out)) {
-              done[static_cast<std::size_t>(r)] = true;
-              --left;
-            } else {
-              CHECK(out.size() > before);
-              CHECK(out.size() - before <= chunk);
+    for (const bool ahead : {false, true})
+      for (const std::size_t chunk : {std::size_t{1}, std::size_t{3}, std::size_t{1000}}) {
+        CAPTURE(chunk);
+        CAPTURE(ahead);
+        TraceStreams streams(p, DType::bf16, program, chunk, ahead);
+        std::vector<std::vector<Record>> got(p);
+        std::vector<bool> done(p, false);
+        // Pull the ranks unevenly: rank r is asked r + 1 times per round.
+        for (int round = 0, left = p; left > 0; ++round)
+          for (int r = 0; r < p; ++r)
+            for (int k = 0; k <= r && !done[static_cast<std::size_t>(r)]; ++k) {
+              auto& out = got[static_cast<std::size_t>(r)];
+              const std::size_t before = out.size();
+              if (!streams.pull(r, out)) {
+                done[static_cast<std::size_t>(r)] = true;
+                --left;
+              } else {
+                CHECK(out.size() > before);
+                CHECK(out.size() - before <= chunk);
+              }
             }
-          }
-      for (int r = 0; r < p; ++r) {
-        CAPTURE(r);
-        CHECK(describe_all(got[static_cast<std::size_t>(r)]) ==
-              describe_all(whole[static_cast<std::size_t>(r)].records));
-        std::vector<std::uint64_t> ids;
-        for (const auto& g : streams.groups(r)) ids.push_back(g.id);
-        std::vector<std::uint64_t> want;
-        for (const auto& g : whole[static_cast<std::size_t>(r)].groups) want.push_back(g.id);
-        CHECK(ids == want);
-        CHECK_FALSE(streams.pull(r, got[static_cast<std::size_t>(r)]));  // finished stays finished
+        for (int r = 0; r < p; ++r) {
+          CAPTURE(r);
+          CHECK(describe_all(got[static_cast<std::size_t>(r)]) ==
+                describe_all(whole[static_cast<std::size_t>(r)].records));
+          std::vector<std::uint64_t> ids;
+          for (const auto& g : streams.groups(r)) ids.push_back(g.id);
+          std::vector<std::uint64_t> want;
+          for (const auto& g : whole[static_cast<std::size_t>(r)].groups) want.push_back(g.id);
+          CHECK(ids == want);
+          CHECK_FALSE(streams.pull(r, got[static_cast<std::size_t>(r)]));  // finished stays finished
+        }
       }
-    }
   }
 
   TEST_CASE("a Wait's record index counts from the rank's first record across pulls") {
@@ -125,36 +128,45 @@ TEST_SUITE("trace_streams") {
   }
 
   TEST_CASE("an exception of a rank's program reaches the consumer at that rank's pull") {
-    TraceStreams streams(3, DType::bf16, [](Device& dev, Comm& comm) {
-      Tensor x = dev.empty({4});
-      if (comm.rank() == 1) throw RuntimeError("rank 1 fails");
-      dev.scale(x, 2.0);
-    });
-    std::vector<Record> out;
-    while (streams.pull(0, out)) {
+    for (const bool ahead : {false, true}) {
+      CAPTURE(ahead);
+      TraceStreams streams(
+          3, DType::bf16,
+          [](Device& dev, Comm& comm) {
+            Tensor x = dev.empty({4});
+            if (comm.rank() == 1) throw RuntimeError("rank 1 fails");
+            dev.scale(x, 2.0);
+          },
+          2048, ahead);
+      std::vector<Record> out;
+      while (streams.pull(0, out)) {
+      }
+      CHECK_THROWS_WITH_AS(streams.pull(1, out), "rank 1 fails", RuntimeError);
+      CHECK_THROWS_AS(streams.pull(1, out), RuntimeError);  // and at every later pull
+      out.clear();
+      while (streams.pull(2, out)) {
+      }
+      CHECK_FALSE(out.empty());
     }
-    CHECK_THROWS_WITH_AS(streams.pull(1, out), "rank 1 fails", RuntimeError);
-    CHECK_THROWS_AS(streams.pull(1, out), RuntimeError);  // and at every later pull
-    out.clear();
-    while (streams.pull(2, out)) {
-    }
-    CHECK_FALSE(out.empty());
   }
 
   TEST_CASE("streams dropped half-read run their ranks to the end and join") {
-    int ended = 0;
-    {
-      TraceStreams streams(
-          8, DType::bf16,
-          [&](Device& dev, Comm& comm) {
-            program(dev, comm);
-            ++ended;
-          },
-          1);
-      std::vector<Record> out;
-      for (int r = 0; r < 8; r += 2) CHECK(streams.pull(r, out));  // started, paused after one record
+    for (const bool ahead : {false, true}) {
+      CAPTURE(ahead);
+      int ended = 0;
+      {
+        TraceStreams streams(
+            8, DType::bf16,
+            [&](Device& dev, Comm& comm) {
+              program(dev, comm);
+              ++ended;
+            },
+            1, ahead);
+        std::vector<Record> out;
+        for (int r = 0; r < 8; r += 2) CHECK(streams.pull(r, out));  // started, paused after one record
+      }
+      CHECK(ended == 4);  // the four started ranks finished; the others never started
     }
-    CHECK(ended == 4);  // the four started ranks finished; the others never started
     CHECK_THROWS_AS(TraceStreams(0, DType::bf16, program), RuntimeError);
     CHECK_THROWS_AS(TraceStreams(2, DType::bf16, program, 0), RuntimeError);
   }
