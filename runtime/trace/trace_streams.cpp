@@ -7,6 +7,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdint>
@@ -212,6 +213,7 @@ struct TraceStreams::Producer {
   std::deque<int> queue;
   int urgent = -1;
   bool stop = false;
+  std::size_t wake_batch = 1;  // queued requests that wake an idle producer (a 16th of the ranks)
   std::thread thread;
 };
 
@@ -228,6 +230,7 @@ TraceStreams::TraceStreams(int world_size, DType dtype, std::function<void(Devic
   for (int r = 0; r < world_size; ++r) ranks_.push_back(std::make_unique<Rank>(shared_.get(), r));
   if (ahead) {
     producer_ = std::make_unique<Producer>();
+    producer_->wake_batch = std::max<std::size_t>(1, static_cast<std::size_t>(world_size) / 16);
     producer_->thread = std::thread([this] { produce(); });
   }
 }
@@ -336,7 +339,9 @@ bool TraceStreams::pull(int rank, std::vector<Record>& out) {
     if (!finished) {  // record its next chunk while the consumer reads this one
       r.ahead = Rank::Ahead::queued;
       p.queue.push_back(rank);
-      p.work.notify_one();
+      // An idle producer is woken for a batch of requests, not for each: a wake-up is a system call,
+      // and the consumer wants this rank again only after the others.
+      if (p.queue.size() >= p.wake_batch) p.work.notify_one();
     }
     lock.unlock();
     if (error) std::rethrow_exception(error);

@@ -33,8 +33,10 @@ struct Cluster::Impl {
   int nodes = 1;
   // Per source: the link that reaches each device on its shortest-path tree (-1: none).
   mutable std::vector<std::vector<LinkId>> tree;
-  // Per source, per destination: the cached route (allocated on first use of the pair).
-  mutable std::vector<std::vector<std::unique_ptr<Route>>> routes;
+  // Per source: the routes used so far, by destination (sorted). A source reaches a few destinations
+  // (its ring neighbours, its collectives' peers), so a row holds those, not one slot per device: a
+  // row per device for 8,192 GPUs was a gigabyte of empty slots.
+  mutable std::vector<std::vector<std::pair<DeviceId, std::unique_ptr<Route>>>> routes;
   // Per node: its NVLS switch, if it has one every GPU of the node reaches in one link (filled on
   // the first nvls_switch() query, for every node in one pass).
   mutable std::vector<std::optional<DeviceId>> nvls_switches;
@@ -212,9 +214,9 @@ std::optional<DeviceId> Cluster::nvls_switch(int node) const {
 
 const Route& Cluster::route(DeviceId src, DeviceId dst) const {
   auto& row = impl_->routes[static_cast<std::size_t>(src)];
-  if (row.empty()) row.resize(impl_->devices.size());
-  auto& slot = row[static_cast<std::size_t>(dst)];
-  if (slot) return *slot;
+  const auto at = std::lower_bound(row.begin(), row.end(), dst,
+                                   [](const auto& entry, DeviceId d) { return entry.first < d; });
+  if (at != row.end() && at->first == dst) return *at->second;
   Route r;
   r.bottleneck_Bps = std::numeric_limits<double>::infinity();
   if (src != dst) {
@@ -235,8 +237,7 @@ const Route& Cluster::route(DeviceId src, DeviceId dst) const {
       r.link_class = slower_class(r.link_class, link.link_class);
     }
   }
-  slot = std::make_unique<Route>(std::move(r));
-  return *slot;
+  return *row.emplace(at, dst, std::make_unique<Route>(std::move(r)))->second;
 }
 
 }  // namespace spsim::sim
