@@ -31,8 +31,11 @@ struct Cluster::Impl {
   std::vector<DeviceId> gpus;
   std::map<std::string, DeviceId> by_name;
   int nodes = 1;
-  // Per source: the link that reaches each device on its shortest-path tree (-1: none).
-  mutable std::vector<std::vector<LinkId>> tree;
+  // Scratch of path_to, per device: the best (latency, hops) found and the link it came by; reset
+  // after each search on the devices it touched.
+  mutable std::vector<std::pair<std::int64_t, int>> best;
+  mutable std::vector<LinkId> pred;
+  mutable std::vector<DeviceId> touched;
   // Per source: the routes used so far, by destination (sorted). A source reaches a few destinations
   // (its ring neighbours, its collectives' peers), so a row holds those, not one slot per device: a
   // row per device for 8,192 GPUs was a gigabyte of empty slots.
@@ -59,7 +62,8 @@ struct Cluster::Impl {
   }
   void build_presets();
   void build_explicit(const ExplicitTopology& t);
-  const std::vector<LinkId>& tree_from(DeviceId src) const;
+  // The links of the shortest path from src to dst (src != dst), in order.
+  std::vector<LinkId> path_to(DeviceId src, DeviceId dst) const;
 };
 
 void Cluster::Impl::build_presets() {
@@ -116,36 +120,66 @@ void Cluster::Impl::build_explicit(const ExplicitTopology& t) {
   nodes = max_node + 1;
 }
 
-// Dijkstra on (latency, hops), ties broken by device id so routes are deterministic.
-const std::vector<LinkId>& Cluster::Impl::tree_from(DeviceId src) const {
-  auto& pred = tree[static_cast<std::size_t>(src)];
-  if (!pred.empty()) return pred;
+// Dijkstra on (latency, hops), ties broken by device id so routes are deterministic; it stops once dst
+// is settled. A settled device's predecessor is final and the search pops devices in the same order
+// whether it stops there or runs on, so the path is the one the whole shortest-path tree holds; a
+// source's few destinations (its node, its ring neighbour's NIC side) settle long before the far
+// end of a large fabric, and no tree of every device is kept per source.
+std::vector<LinkId> Cluster::Impl::path_to(DeviceId src, DeviceId dst) const {
   const std::size_t n = devices.size();
-  pred.assign(n, -1);
+  constexpr std::pair<std::int64_t, int> kUnreached{std::numeric_limits<std::int64_t>::max(), 0};
+  if (best.size() != n) {
+    best.assign(n, kUnreached);
+    pred.assign(n, -1);
+  }
+  auto reach = [&](DeviceId v, std::pair<std::int64_t, int> b, LinkId l) {
+    if (best[static_cast<std::size_t>(v)] == kUnreached) touched.push_back(v);
+    best[static_cast<std::size_t>(v)] = b;
+    pred[static_cast<std::size_t>(v)] = l;
+  };
   using Key = std::tuple<std::int64_t, int, DeviceId>;
-  std::vector<std::pair<std::int64_t, int>> best(n, {std::numeric_limits<std::int64_t>::max(), 0});
   std::priority_queue<Key, std::vector<Key>, std::greater<>> heap;
-  best[static_cast<std::size_t>(src)] = {0, 0};
+  reach(src, {0, 0}, -1);
   heap.emplace(0, 0, src);
   const auto index = boost::get(boost::edge_index, graph);
+  bool found = false;
   while (!heap.empty()) {
     const auto [lat, hops, u] = heap.top();
     heap.pop();
     if (std::pair{lat, hops} != best[static_cast<std::size_t>(u)]) continue;
+    if (u == dst) {
+      found = true;
+      break;
+    }
     if (u != src && devices[static_cast<std::size_t>(u)].kind == DeviceKind::gpu) continue;  // no forwarding
     for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(u), graph); e != end; ++e) {
       const LinkId l = index[*e];
-      const auto v = static_cast<std::size_t>(boost::target(*e, graph));
+      const auto v = static_cast<DeviceId>(boost::target(*e, graph));
       const std::pair<std::int64_t, int> cand{lat + links[static_cast<std::size_t>(l)].latency.count_ps(),
                                               hops + 1};
-      if (cand < best[v]) {
-        best[v] = cand;
-        pred[v] = l;
-        heap.emplace(cand.first, cand.second, static_cast<DeviceId>(v));
+      if (cand < best[static_cast<std::size_t>(v)]) {
+        reach(v, cand, l);
+        heap.emplace(cand.first, cand.second, v);
       }
     }
   }
-  return pred;
+  std::vector<LinkId> path;
+  if (found)
+    for (DeviceId v = dst; v != src;) {
+      const LinkId l = pred[static_cast<std::size_t>(v)];
+      path.push_back(l);
+      v = links[static_cast<std::size_t>(l)].from;
+    }
+  for (DeviceId v : touched) {
+    best[static_cast<std::size_t>(v)] = kUnreached;
+    pred[static_cast<std::size_t>(v)] = -1;
+  }
+  touched.clear();
+  if (!found)
+    throw std::logic_error("Cluster::route: " + devices[static_cast<std::size_t>(dst)].name + " unreachable from " +
+                           devices[static_cast<std::size_t>(src)].name);
+  std::reverse(path.begin(), path.end());
+  return path;
 }
 
 Cluster::Cluster(ClusterConfig config) : impl_(std::make_unique<Impl>()) {
@@ -154,7 +188,6 @@ Cluster::Cluster(ClusterConfig config) : impl_(std::make_unique<Impl>()) {
     impl_->build_explicit(*impl_->config.topology);
   else
     impl_->build_presets();
-  impl_->tree.resize(impl_->devices.size());
   impl_->routes.resize(impl_->devices.size());
 }
 
@@ -220,16 +253,7 @@ const Route& Cluster::route(DeviceId src, DeviceId dst) const {
   Route r;
   r.bottleneck_Bps = std::numeric_limits<double>::infinity();
   if (src != dst) {
-    const auto& pred = impl_->tree_from(src);
-    for (DeviceId v = dst; v != src;) {
-      const LinkId l = pred[static_cast<std::size_t>(v)];
-      if (l < 0)
-        throw std::logic_error("Cluster::route: " + device(dst).name + " unreachable from " +
-                               device(src).name);
-      r.links.push_back(l);
-      v = impl_->links[static_cast<std::size_t>(l)].from;
-    }
-    std::reverse(r.links.begin(), r.links.end());
+    r.links = impl_->path_to(src, dst);
     for (LinkId l : r.links) {
       const auto& link = impl_->links[static_cast<std::size_t>(l)];
       r.latency += link.latency;
