@@ -18,6 +18,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "runtime/core/error.hpp"
 #include "runtime/trace/trace_comm.hpp"
@@ -327,14 +328,11 @@ bool TraceStreams::pull(int rank, std::vector<Record>& out) {
     const std::exception_ptr error = r.ready_error;
     if (r.ready_groups.size() != r.pulled_groups.size()) r.pulled_groups = r.ready_groups;
     const std::size_t before = out.size();
-    if (out.empty()) {
+    if (out.empty())
       std::swap(out, r.ready);  // the producer records the chunk after next into out's old buffer
-      r.spare = std::move(r.ready);
-    } else {
+    else
       out.insert(out.end(), std::make_move_iterator(r.ready.begin()), std::make_move_iterator(r.ready.end()));
-      r.spare = std::move(r.ready);
-    }
-    r.ready = {};
+    r.spare = std::exchange(r.ready, {});
     r.ahead = Rank::Ahead::idle;
     if (!finished) {  // record its next chunk while the consumer reads this one
       r.ahead = Rank::Ahead::queued;

@@ -31,11 +31,15 @@ struct Cluster::Impl {
   std::vector<DeviceId> gpus;
   std::map<std::string, DeviceId> by_name;
   int nodes = 1;
-  // Scratch of path_to, per device: the best (latency, hops) found and the link it came by; reset
+  // Scratch of search(), per device: the best (latency, hops) found and the link it came by; reset
   // after each search on the devices it touched.
   mutable std::vector<std::pair<std::int64_t, int>> best;
   mutable std::vector<LinkId> pred;
   mutable std::vector<DeviceId> touched;
+  // Per source: the devices its stopped searches have settled so far, and, once that reaches the
+  // device count, its whole shortest-path tree (the link that reaches each device; -1: none).
+  mutable std::vector<std::size_t> searched;
+  mutable std::vector<std::vector<LinkId>> tree;
   // Per source: the routes used so far, by destination (sorted). A source reaches a few destinations
   // (its ring neighbours, its collectives' peers), so a row holds those, not one slot per device: a
   // row per device for 8,192 GPUs was a gigabyte of empty slots.
@@ -62,6 +66,10 @@ struct Cluster::Impl {
   }
   void build_presets();
   void build_explicit(const ExplicitTopology& t);
+  // Dijkstra from src into the scratch; it stops once `stop` is settled (-1: never). Returns whether
+  // `stop` was, and counts the devices settled.
+  bool search(DeviceId src, DeviceId stop, std::size_t& settled) const;
+  void reset_scratch() const;
   // The links of the shortest path from src to dst (src != dst), in order.
   std::vector<LinkId> path_to(DeviceId src, DeviceId dst) const;
 };
@@ -120,12 +128,8 @@ void Cluster::Impl::build_explicit(const ExplicitTopology& t) {
   nodes = max_node + 1;
 }
 
-// Dijkstra on (latency, hops), ties broken by device id so routes are deterministic; it stops once dst
-// is settled. A settled device's predecessor is final and the search pops devices in the same order
-// whether it stops there or runs on, so the path is the one the whole shortest-path tree holds; a
-// source's few destinations (its node, its ring neighbour's NIC side) settle long before the far
-// end of a large fabric, and no tree of every device is kept per source.
-std::vector<LinkId> Cluster::Impl::path_to(DeviceId src, DeviceId dst) const {
+// Dijkstra on (latency, hops), ties broken by device id so routes are deterministic.
+bool Cluster::Impl::search(DeviceId src, DeviceId stop, std::size_t& settled) const {
   const std::size_t n = devices.size();
   constexpr std::pair<std::int64_t, int> kUnreached{std::numeric_limits<std::int64_t>::max(), 0};
   if (best.size() != n) {
@@ -142,15 +146,12 @@ std::vector<LinkId> Cluster::Impl::path_to(DeviceId src, DeviceId dst) const {
   reach(src, {0, 0}, -1);
   heap.emplace(0, 0, src);
   const auto index = boost::get(boost::edge_index, graph);
-  bool found = false;
   while (!heap.empty()) {
     const auto [lat, hops, u] = heap.top();
     heap.pop();
     if (std::pair{lat, hops} != best[static_cast<std::size_t>(u)]) continue;
-    if (u == dst) {
-      found = true;
-      break;
-    }
+    ++settled;
+    if (u == stop) return true;
     if (u != src && devices[static_cast<std::size_t>(u)].kind == DeviceKind::gpu) continue;  // no forwarding
     for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(u), graph); e != end; ++e) {
       const LinkId l = index[*e];
@@ -163,21 +164,51 @@ std::vector<LinkId> Cluster::Impl::path_to(DeviceId src, DeviceId dst) const {
       }
     }
   }
-  std::vector<LinkId> path;
-  if (found)
-    for (DeviceId v = dst; v != src;) {
-      const LinkId l = pred[static_cast<std::size_t>(v)];
-      path.push_back(l);
-      v = links[static_cast<std::size_t>(l)].from;
-    }
+  return false;
+}
+
+void Cluster::Impl::reset_scratch() const {
   for (DeviceId v : touched) {
-    best[static_cast<std::size_t>(v)] = kUnreached;
+    best[static_cast<std::size_t>(v)] = {std::numeric_limits<std::int64_t>::max(), 0};
     pred[static_cast<std::size_t>(v)] = -1;
   }
   touched.clear();
+}
+
+// A search that stops once dst is settled finds the path the whole tree holds: a settled device's
+// predecessor is final, and the search pops devices in the same order whether it stops or runs on. A
+// source's few destinations (its node's GPUs, its ring neighbour) settle long before the far end of
+// a large fabric, so most sources never need a tree of every device; one that keeps asking (an
+// all-to-all's) gets its whole tree once its stopped searches have settled as many devices as the
+// tree has, which bounds the work at twice the trees'.
+std::vector<LinkId> Cluster::Impl::path_to(DeviceId src, DeviceId dst) const {
+  const auto s = static_cast<std::size_t>(src);
+  if (tree[s].empty() && searched[s] >= devices.size()) {
+    std::size_t settled = 0;
+    search(src, -1, settled);
+    tree[s] = pred;
+    reset_scratch();
+  }
+  std::vector<LinkId> path;
+  auto walk = [&](const std::vector<LinkId>& p) {
+    for (DeviceId v = dst; v != src;) {
+      const LinkId l = p[static_cast<std::size_t>(v)];
+      if (l < 0) return false;
+      path.push_back(l);
+      v = links[static_cast<std::size_t>(l)].from;
+    }
+    return true;
+  };
+  bool found = false;
+  if (!tree[s].empty()) {
+    found = walk(tree[s]);
+  } else {
+    found = search(src, dst, searched[s]) && walk(pred);
+    reset_scratch();
+  }
   if (!found)
     throw std::logic_error("Cluster::route: " + devices[static_cast<std::size_t>(dst)].name + " unreachable from " +
-                           devices[static_cast<std::size_t>(src)].name);
+                           devices[s].name);
   std::reverse(path.begin(), path.end());
   return path;
 }
@@ -189,6 +220,8 @@ Cluster::Cluster(ClusterConfig config) : impl_(std::make_unique<Impl>()) {
   else
     impl_->build_presets();
   impl_->routes.resize(impl_->devices.size());
+  impl_->searched.resize(impl_->devices.size());
+  impl_->tree.resize(impl_->devices.size());
 }
 
 Cluster::~Cluster() = default;
