@@ -232,7 +232,11 @@ TraceStreams::TraceStreams(int world_size, DType dtype, std::function<void(Devic
   if (ahead) {
     producer_ = std::make_unique<Producer>();
     producer_->wake_batch = std::max<std::size_t>(1, static_cast<std::size_t>(world_size) / 16);
-    producer_->thread = std::thread([this] { produce(); });
+    try {
+      producer_->thread = std::thread([this] { produce(); });
+    } catch (const std::system_error&) {
+      producer_.reset();  // no thread to be had: the consumer records each chunk as it pulls, as without
+    }
   }
 }
 
