@@ -14,9 +14,9 @@ namespace spsim::sim {
 // 4-ary heap of (time, sequence, slot), so a pending event can be cancelled or moved in O(log n); an
 // event scheduled for the current instant skips the heap for a first-in-first-out list (it runs after
 // every event already queued for this instant, which are the heap's entries at this time and the
-// list's earlier ones), which is most of a replay's events (deferred flow re-solves, message
-// deliveries). There is no global clock; every component receives the Engine it schedules on. Not
-// thread-safe (one simulation per thread).
+// list's earlier ones): many of a replay's events are such (deferred flow re-solves, messages that
+// had arrived before their receive). There is no global clock; every component receives the Engine it
+// schedules on. Not thread-safe (one simulation per thread).
 class Engine {
  public:
   using Callback = sim::Callback;  // move-only; small captures inline (callback.hpp)
@@ -88,8 +88,8 @@ class Engine {
   std::vector<Callback> callbacks_;  // by slot
   std::vector<std::uint32_t> free_slots_;
   std::vector<InstantEntry> instant_;  // events scheduled for now_ while it was the current time, in order
-  std::size_t instant_head_ = 0;          // next entry of instant_ to run
-  std::size_t instant_live_ = 0;          // entries of instant_ not yet run or cancelled
+  std::size_t instant_head_ = 0;       // next entry of instant_ to run
+  std::size_t instant_live_ = 0;       // entries of instant_ not yet run or cancelled
   Time now_{};
   std::uint64_t next_seq_ = 0;
   std::uint64_t processed_ = 0;
