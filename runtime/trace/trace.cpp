@@ -26,10 +26,6 @@ Recorder::Recorder(int rank, DType dtype, std::shared_ptr<ShapeTable> shapes)
   state_->trace.shapes = state_->shapes;
 }
 
-const OpShapes* Recorder::intern(OpShapes shapes) {
-  return state_->shapes->intern(std::move(shapes));
-}
-
 const OpShapes* Recorder::intern(std::span<const Shape* const> operands, const KernelShapes& kernels) {
   return state_->shapes->intern(operands, kernels);
 }

@@ -25,7 +25,7 @@ class Recorder {
   [[nodiscard]] DType dtype() const;
   std::size_t add(Record record);                         // returns the record's index
   void reserve(std::size_t records);                      // room for this many records
-  [[nodiscard]] const OpShapes* intern(OpShapes shapes);  // for a ComputeOp's `detail`
+  // For a ComputeOp's `detail`: the operands' shapes and the kernels, interned in the shared table.
   [[nodiscard]] const OpShapes* intern(std::span<const Shape* const> operands, const KernelShapes& kernels);
   void add_group(const Group& group);                     // no-op if already known
   [[nodiscard]] std::uint64_t next_collective_seq(GroupId group);
