@@ -47,7 +47,7 @@ void apply_entry(ProtocolTable::Entry& e, const nlohmann::json& j, const std::st
 }
 
 void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std::string& path) {
-  check_keys(tuning, path, {"simple", "ll", "ll128", "nvls", "tree", "source"});
+  check_keys(tuning, path, {"simple", "ll", "ll128", "nvls", "tree", "channels", "source"});
   for (int p = 0; p < kProtocols; ++p) {
     const char* name = protocol_name(static_cast<Protocol>(p));
     if (tuning.contains(name))
@@ -85,6 +85,22 @@ void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std:
       if (table.tree_efficiency > 1)
         throw InputError(join_path(tp, "efficiency"), "a fraction of the bandwidth, at most 1");
     }
+  }
+  if (tuning.contains("channels")) {
+    const auto& j = tuning.at("channels");
+    const std::string cp = join_path(path, "channels");
+    if (!j.is_object())
+      throw InputError(cp, "expected {\"count\": N, \"source\": \"...\"}, got " + j.dump());
+    check_keys(j, cp, {"count", "source"});
+    const auto& n = j.contains("count") ? j.at("count") : nlohmann::json();
+    if (!n.is_number_integer() || n.get<std::int64_t>() < 1 || n.get<std::int64_t>() > 1024)
+      throw InputError(join_path(cp, "count"),
+                       "expected the number of channels NCCL builds per GPU, an integer in [1, 1024], got " +
+                           (n.is_null() ? std::string("nothing") : n.dump()));
+    table.channels = static_cast<int>(n.get<std::int64_t>());
+    if (!j.contains("source"))
+      throw InputError(join_path(cp, "source"), "missing: say where the channel count comes from (an NCCL log)");
+    table.channels_source = get_string(j, cp, "source");
   }
   if (tuning.contains("source")) table.source = get_string(tuning, path, "source");
 }

@@ -261,6 +261,7 @@ SimulationConfig parse_simulation(const JsonObject& root) {
           obj.path("compute_slowdown"),
           "expected a number >= 0 (0.1 = compute 10% slower during communication), got " + describe_json(v));
     out.compute_slowdown = v.get<double>();
+    out.compute_slowdown_basis = "simulation.compute_slowdown";
   }
   return out;
 }
@@ -381,6 +382,24 @@ void finalize(Config& c, const strategies::Registry& registry) {
   check_parallel_layout(c);
 }
 
+// The compute slowdown during communication, unless the config gives it: a communication kernel runs
+// one CTA per NCCL channel and each holds its SM for the kernel's whole run (NCCL's CTAs take 512+
+// threads and their registers, so a GEMM's or an attention kernel's CTA does not fit beside one), so
+// compute keeps SMs − C of the SMs and takes SMs / (SMs − C) as long: a slowdown of C / (SMs − C).
+void resolve_compute_slowdown(Config& c) {
+  if (c.simulation.compute_slowdown_basis == "simulation.compute_slowdown" || !c.cluster) return;
+  const int channels = c.cluster->tuning.channels;
+  if (channels <= 0 || !c.cluster->gpu.sm) return;
+  const int sms = c.cluster->gpu.sm->sm_count;
+  if (channels >= sms)
+    throw InputError("cluster.tuning.channels.count",
+                     std::to_string(channels) + " channels would leave none of the GPU's " + std::to_string(sms) +
+                         " SMs to compute; give fewer channels, or simulation.compute_slowdown");
+  c.simulation.compute_slowdown = static_cast<double>(channels) / (sms - channels);
+  c.simulation.compute_slowdown_basis = "NCCL's " + std::to_string(channels) + " channels hold " +
+                                        std::to_string(channels) + " of " + std::to_string(sms) + " SMs";
+}
+
 // `doc` with its cluster section replaced by the --cluster argument.
 Json with_cluster_override(Json doc, const ConfigOverrides& overrides) {
   if (overrides.cluster.empty() || !doc.is_object()) return doc;
@@ -440,6 +459,7 @@ Config parse_config(const Json& doc, const fs::path& source, const strategies::R
     Config c = parse_fields(doc, source, registry);
     finalize(c, registry);
     c.cluster = parse_cluster_section(root);
+    resolve_compute_slowdown(c);
     return c;
   }
   // A sweep template: fields as at the first point (so a swept key may be absent from the base).
@@ -451,6 +471,7 @@ Config parse_config(const Json& doc, const fs::path& source, const strategies::R
   Config c = parse_fields(first_doc, source, registry);
   try {
     c.cluster = parse_cluster_section(JsonObject(first_doc, "", schema::top_keys));
+    resolve_compute_slowdown(c);
   } catch (const InputError&) {
     c.cluster.reset();
   }

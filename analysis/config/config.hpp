@@ -78,8 +78,13 @@ struct SimulationConfig {
   sim::NetworkMode network = sim::NetworkMode::flow;
   std::string trace_out;  // Chrome trace path as written in the config, empty = none
   // Fraction by which compute kernels slow down while a communication kernel runs on the same GPU
-  // (sim/replay/replay.hpp); >= 0, default 0.1.
+  // (sim/replay/replay.hpp); >= 0. Unless the config gives it: C / (SMs − C) where the cluster's
+  // tuning names the C channels NCCL builds per GPU (each holds an SM for the communication kernel's
+  // run, so compute keeps SMs − C of the SMs), else the uncalibrated 0.1.
   double compute_slowdown = 0.1;
+  // How compute_slowdown was set: "simulation.compute_slowdown", "NCCL's 24 channels hold 24 of 108
+  // SMs" or "default, uncalibrated" (simulate's header says it).
+  std::string compute_slowdown_basis = "default, uncalibrated";
   // Fused-attention kernel family (fa2, fa3, fa4, cudnn; sim/compute/attention_kernel.hpp); empty = the
   // GPU's default_attention_kernel.
   std::string attention_kernel;

@@ -96,6 +96,7 @@ nlohmann::json simulation_to_json(const Config& cfg, const SimSummary& s) {
                   {"network", sim::network_mode_name(cfg.simulation.network)},
                   {"attention_kernel", s.attention_kernel}};
   j["compute_slowdown"] = s.compute_slowdown;
+  j["compute_slowdown_basis"] = cfg.simulation.compute_slowdown_basis;
   j["step_time_s"] = s.step_time_s;
   j["forward_s"] = s.forward_s;
   j["backward_s"] = s.backward_s;

@@ -16,7 +16,7 @@ namespace spsim::analysis {
 // tensors[]{name, shape, rel_err, max_abs_err, alpha, residual, pass, diagnosis}.
 [[nodiscard]] std::string check_json(const CheckResult& result);
 // simulate: schema_version, command, config, strategy{name,degree,options}, workload, parallel,
-// cluster{name,gpu,gpus,network}, compute_slowdown, step_time_s, forward_s, backward_s,
+// cluster{name,gpu,gpus,network}, compute_slowdown, compute_slowdown_basis, step_time_s, forward_s, backward_s,
 // critical_rank{...}, bytes_sent_by_kind, bytes_sent_max, peak_memory_bytes, gpu_memory_bytes, oom,
 // algorithms, skipped_ops, events, ranks[...], top_ops[...].
 [[nodiscard]] std::string simulation_json(const Config& config, const SimSummary& summary);

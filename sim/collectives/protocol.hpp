@@ -70,7 +70,14 @@ struct ProtocolTable {
   Time pat_rank_latency = Time::ps(2800000);
   Time pat_step_latency = Time::ps(4000000);  // 14 µs / 3.5
   double pat_efficiency = 0.75;
-  std::string source;  // where overrides came from (calibration note)
+  // Channels NCCL builds on one GPU for its collectives inside the node (its log's "N coll channels"):
+  // each runs as one CTA of the communication kernel, which holds that SM for the kernel's whole run
+  // (its threads and registers leave no room beside a GEMM's or an attention kernel's CTA). 0: not
+  // known for this cluster. The replay's default compute slowdown follows from it
+  // (analysis/config: compute kernels keep SMs − channels of the SMs during communication).
+  int channels = 0;
+  std::string channels_source;  // where the count comes from (an NCCL log of this system)
+  std::string source;           // where overrides came from (calibration note)
 };
 
 // NCCL 2.20's constants (above).

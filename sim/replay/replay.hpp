@@ -59,8 +59,9 @@ struct ReplayOptions {
   std::array<std::string, rt::kTunedKinds> algorithm{"auto", "auto", "auto", "auto"};
   std::optional<Protocol> protocol;  // nullopt: "auto" (collectives: the tuner's; p2p: Simple)
   // Fractional slowdown of compute while a communication kernel runs on the same GPU: 0.1 = compute
-  // takes 10% longer during communication. A modest, uncalibrated default: NCCL's kernels use a few
-  // SMs' worth of channels and part of the HBM bandwidth.
+  // takes 10% longer during communication. The config layer sets it from the SMs NCCL's channels hold
+  // (C / (SMs − C), analysis/config) where the cluster names its channel count; 0.1 is the
+  // uncalibrated default for the rest.
   double compute_slowdown = 0.1;
   // Where an invalid algorithm name is reported ("collectives" + "." + kind name).
   std::string algorithm_where = "collectives";

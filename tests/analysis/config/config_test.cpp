@@ -655,3 +655,53 @@ TEST_CASE("bad workload.mask specs name the key, the value and the valid choices
        "workload.causal", {"workload.mask (full) is not causal"}},
   });
 }
+
+TEST_CASE("compute slowdown during communication: NCCL's channels hold their SMs, unless the config says") {
+  // dgx-a100: NCCL builds 24 channels per GPU, one CTA each, on a GPU of 108 SMs: compute keeps 84 SMs
+  // and takes 108/84 as long, a slowdown of 24/84. hgx-h800: 16 channels of 132 SMs, 16/116.
+  Json doc = base();
+  doc["cluster"] = Json{{"preset", "dgx-a100"}};
+  auto c = parse_config(doc, "exp.json");
+  CHECK(c.simulation.compute_slowdown == doctest::Approx(24.0 / (108 - 24)).epsilon(1e-15));
+  CHECK(c.simulation.compute_slowdown_basis == "NCCL's 24 channels hold 24 of 108 SMs");
+  doc["cluster"] = Json{{"preset", "hgx-h800"}};
+  c = parse_config(doc, "exp.json");
+  CHECK(c.simulation.compute_slowdown == doctest::Approx(16.0 / (132 - 16)).epsilon(1e-15));
+  // A preset without a published channel count keeps the uncalibrated default; so does no cluster.
+  doc["cluster"] = Json{{"preset", "dgx-h100"}};
+  c = parse_config(doc, "exp.json");
+  CHECK(c.simulation.compute_slowdown == 0.1);
+  CHECK(c.simulation.compute_slowdown_basis == "default, uncalibrated");
+  CHECK(parse_config(base(), "exp.json").simulation.compute_slowdown == 0.1);
+  // The config's own value wins over the channels.
+  doc["cluster"] = Json{{"preset", "dgx-a100"}};
+  doc["simulation"] = Json{{"compute_slowdown", 0.5}};
+  c = parse_config(doc, "exp.json");
+  CHECK(c.simulation.compute_slowdown == 0.5);
+  CHECK(c.simulation.compute_slowdown_basis == "simulation.compute_slowdown");
+  // A channel count next to the preset replaces it: 54 of 108 SMs → a slowdown of 1.
+  doc.erase("simulation");
+  doc["cluster"]["tuning"] = Json{{"channels", {{"count", 54}, {"source", "test"}}}};
+  CHECK(parse_config(doc, "exp.json").simulation.compute_slowdown == 1.0);
+}
+
+TEST_CASE("cluster.tuning.channels errors name the key") {
+  check_cases({
+      {"zero channels", [](Json& d) {
+         d["cluster"] = Json::parse(R"({"preset": "dgx-a100", "tuning": {"channels": {"count": 0, "source": "s"}}})");
+       }, "cluster.tuning.channels.count", {"integer in [1, 1024]", "0"}},
+      {"a fractional count", [](Json& d) {
+         d["cluster"] = Json::parse(R"({"preset": "dgx-a100", "tuning": {"channels": {"count": 2.5, "source": "s"}}})");
+       }, "cluster.tuning.channels.count", {"2.5"}},
+      {"no source (a preset's count carries its own)", [](Json& d) {
+         d["cluster"] = Json::parse(R"({"gpu": "a100-sxm4-80gb", "gpus_per_node": 8, "nodes": 1,
+                                        "intra_node": "nvlink3", "tuning": {"channels": {"count": 8}}})");
+       }, "cluster.tuning.channels.source", {"NCCL log"}},
+      {"not an object", [](Json& d) {
+         d["cluster"] = Json::parse(R"({"preset": "dgx-a100", "tuning": {"channels": 8}})");
+       }, "cluster.tuning.channels", {"count"}},
+      {"every SM taken", [](Json& d) {
+         d["cluster"] = Json::parse(R"({"preset": "dgx-a100", "tuning": {"channels": {"count": 108, "source": "s"}}})");
+       }, "cluster.tuning.channels.count", {"108 SMs", "simulation.compute_slowdown"}},
+  });
+}
