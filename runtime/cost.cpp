@@ -299,24 +299,26 @@ OpCost linear(const Shape& x, const Shape& w, bool bias, DType dt) {
           KernelShapes{{}, {GemmShape{1, i(l.rows), i(l.out), i(l.in)}}, 1}};
 }
 
-OpCost linear_backward(const Shape& x, const Shape& w, bool dx, bool bias, bool accumulate_dx, DType dt) {
+OpCost linear_backward(const Shape& x, const Shape& w, bool dx, bool bias, bool accumulate_dx, DType dt,
+                       bool fp32_dw) {
   const LinearDims l = linear_dims(x, w);
   const double flops = (dx ? 2 * l.rows * l.out * l.in : 0) + 2 * l.rows * l.in * l.out + l.out * l.in +
                        (bias ? l.rows * l.out : 0);
   const auto e = dtype_bytes(dt);
   const std::uint64_t xb = bytes_of(x, dt), wb = bytes_of(w, dt);
+  const std::uint64_t dwb = fp32_dw ? bytes_of(w, DType::f32) : wb;  // dw read and written
   const auto dyb = static_cast<std::uint64_t>(l.rows * l.out) * e;
   const std::uint64_t bb = bias ? static_cast<std::uint64_t>(l.out) * e : 0;
-  const std::uint64_t read = xb + wb + dyb + wb + bb + (dx && accumulate_dx ? xb : 0);
+  const std::uint64_t read = xb + wb + dyb + dwb + bb + (dx && accumulate_dx ? xb : 0);
   const auto i = [](double v) { return static_cast<std::int64_t>(v); };
-  KernelShapes k{{}, {GemmShape{1, i(l.out), i(l.in), i(l.rows)}}, dx ? 2 : 1};  // dw = dyᵀ x
+  KernelShapes k{{}, {GemmShape{1, i(l.out), i(l.in), i(l.rows), fp32_dw ? 8 : 0}}, dx ? 2 : 1};  // dw += dyᵀ x
   if (dx) k.gemms.push_back(GemmShape{1, i(l.rows), i(l.in), i(l.out)});         // dx = dy w
   if (bias) {  // db = dy summed over the rows: a reduction kernel of its own that reads dy again and
                // writes db (the op's roofline bytes and flops already count db's; this is the kernel)
     k.aux_bytes = dyb + bb;
     ++k.launches;
   }
-  return {OpClass::gemm, flops, read, (dx ? xb : 0) + wb + bb, std::move(k)};
+  return {OpClass::gemm, flops, read, (dx ? xb : 0) + dwb + bb, std::move(k)};
 }
 
 namespace {

@@ -130,9 +130,11 @@ struct Accumulated {
 // linear backward: dx = dy w is 2·rows·out·in (if dx is wanted), dw += dyᵀ x is 2·out·rows·in
 // (+ out·in for the accumulate), db += Σ_rows dy is rows·out. Reads x, w, dy, dw, db (and dx when
 // accumulating); writes dx, dw, db. Kernels: the two GEMMs and, with a bias, the reduction of dy over
-// its rows, a kernel of its own that reads dy again (KernelShapes::aux_bytes = dy + db).
+// its rows, a kernel of its own that reads dy again (KernelShapes::aux_bytes = dy + db). fp32_dw: dw is
+// an fp32 main-gradient buffer (Megatron-LM's gradient accumulation fusion): the dW GEMM's epilogue
+// reads and writes 4-byte elements (GemmShape::c_bytes = 8), and the op's bytes count them.
 [[nodiscard]] OpCost linear_backward(const Shape& x, const Shape& w, bool dx, bool bias, bool accumulate_dx,
-                                     DType dt);
+                                     DType dt, bool fp32_dw = false);
 
 // layer_norm over the last dim: mean (1 add), variance (sub, square, add: 3), normalise (sub, mul:
 // 2), affine (mul, add: 2) → 8 flops/elt (rstd per row neglected). Reads x, gamma, beta; writes y,

@@ -123,8 +123,11 @@ class Device {
   // y = x wᵀ + b; w: [out, in], b: [out] or undefined.
   virtual void linear(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) = 0;
   // dx = dy w (skipped if dx undefined; += if accumulate), dw += dyᵀ x, db += Σ_rows dy (if defined).
+  // fp32_dw: dw stands for an fp32 main-gradient buffer that the dW GEMM accumulates into (Megatron-LM's
+  // gradient accumulation fusion): a backend whose tensors all have one dtype computes as usual; the
+  // trace device prices the GEMM's fp32 read and write of it.
   virtual void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor& dx, Tensor& dw,
-                               Tensor& db, bool accumulate_dx = false) = 0;
+                               Tensor& db, bool accumulate_dx = false, bool fp32_dw = false) = 0;
   // y = (x − mean) * rstd * gamma + beta over the last dim; mean, rstd: [rows] saved for backward.
   virtual void layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, Tensor& y,
                           Tensor& mean, Tensor& rstd) = 0;

@@ -68,8 +68,8 @@ void TimedDevice::linear(const Tensor& x, const Tensor& w, const Tensor& b, Tens
   timed(OpClass::gemm, [&] { inner_.linear(x, w, b, y); });
 }
 void TimedDevice::linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor& dx, Tensor& dw,
-                                  Tensor& db, bool accumulate_dx) {
-  timed(OpClass::gemm, [&] { inner_.linear_backward(x, w, dy, dx, dw, db, accumulate_dx); });
+                                  Tensor& db, bool accumulate_dx, bool fp32_dw) {
+  timed(OpClass::gemm, [&] { inner_.linear_backward(x, w, dy, dx, dw, db, accumulate_dx, fp32_dw); });
 }
 void TimedDevice::layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, Tensor& y,
                              Tensor& mean, Tensor& rstd) {

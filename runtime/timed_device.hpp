@@ -54,7 +54,7 @@ class TimedDevice final : public Device {
   [[nodiscard]] Tensor permute(const Tensor& x, std::span<const int> perm) override;
   void linear(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override;
   void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor& dx, Tensor& dw, Tensor& db,
-                       bool accumulate_dx = false) override;
+                       bool accumulate_dx = false, bool fp32_dw = false) override;
   void layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, Tensor& y,
                   Tensor& mean, Tensor& rstd) override;
   void layer_norm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,

@@ -11,9 +11,12 @@
 
 namespace spsim::rt {
 
-// One GEMM kernel: batch independent problems of op(a) [m, k] × op(b) [k, n] → c [m, n].
+// One GEMM kernel: batch independent problems of op(a) [m, k] × op(b) [k, n] → c [m, n]. c_bytes: the
+// bytes per element of c its epilogue moves, when not a store in the op's dtype (0): 8 for an fp32
+// accumulator read and written back (Megatron-LM's weight-gradient GEMM into fp32 main_grad).
 struct GemmShape {
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
+  std::int64_t c_bytes = 0;
   friend bool operator==(const GemmShape&, const GemmShape&) = default;
 };
 

@@ -91,7 +91,7 @@ struct OpShapesHash {
       h.add(static_cast<std::uint64_t>(a->mask)).add(a->aux_bytes).add_double(a->fraction).add_double(a->active_rows);
     }
     for (const GemmShape& g : k.gemms)
-      for (const std::int64_t v : {g.batch, g.m, g.n, g.k}) h.add(static_cast<std::uint64_t>(v));
+      for (const std::int64_t v : {g.batch, g.m, g.n, g.k, g.c_bytes}) h.add(static_cast<std::uint64_t>(v));
     return h.value();
   }
   std::size_t operator()(const OpShapes& s) const {

@@ -100,7 +100,7 @@ void CpuDevice::linear(const Tensor& x, const Tensor& w, const Tensor& b, Tensor
 }
 
 void CpuDevice::linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor& dx, Tensor& dw,
-                                Tensor& db, bool accumulate_dx) {
+                                Tensor& db, bool accumulate_dx, bool /*fp32_dw: dw has the device's dtype*/) {
   dispatch([&](auto tag) { cpu::linear_backward<decltype(tag)>(x, w, dy, dx, dw, db, accumulate_dx); });
 }
 

@@ -41,7 +41,7 @@ void CudaDevice::linear(const Tensor& x, const Tensor& w, const Tensor& b, Tenso
 }
 
 void CudaDevice::linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor& dx, Tensor& dw,
-                                 Tensor& db, bool accumulate_dx) {
+                                 Tensor& db, bool accumulate_dx, bool /*fp32_dw: dw has the device's dtype*/) {
   cuda_detail::OpScope scope(*s_, OpClass::gemm);
   if (w.ndim() != 2) throw RuntimeError("linear_backward: w must be [out, in], got " + to_string(w.shape()));
   const Index out = w.dim(0), in = w.dim(1);

@@ -339,7 +339,7 @@ void TraceDevice::linear(const Tensor& x, const Tensor& w, const Tensor& b, Tens
 }
 
 void TraceDevice::linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor& dx, Tensor& dw,
-                                  Tensor& db, bool accumulate_dx) {
+                                  Tensor& db, bool accumulate_dx, bool fp32_dw) {
   constexpr const char* op = "linear_backward";
   check(x, op, "x");
   check(w, op, "w");
@@ -358,7 +358,7 @@ void TraceDevice::linear_backward(const Tensor& x, const Tensor& w, const Tensor
     check(db, op, "db");
     expect_shape(op, db, "db", {w.dim(0)});
   }
-  record(op, cost::linear_backward(x.shape(), w.shape(), dx.defined(), db.defined(), accumulate_dx, dtype_),
+  record(op, cost::linear_backward(x.shape(), w.shape(), dx.defined(), db.defined(), accumulate_dx, dtype_, fp32_dw),
          {x.shape(), w.shape(), dy.shape(), dx.defined() ? dx.shape() : Shape{}, dw.shape(),
           db.defined() ? db.shape() : Shape{}});
 }

@@ -119,7 +119,9 @@ double ComputeModel::kernel_s(rt::OpClass op_class, double flops, double bytes,
   if (op_class == rt::OpClass::gemm && !k.gemms.empty() && gpu_.sm && gpu_.gemm && tensor_dtype_) {
     double s = 0;
     const double out = static_cast<double>(rt::dtype_bytes(dtype_));
-    for (const auto& g : k.gemms) s += gemm_kernel_s(g, *gpu_.gemm, *gpu_.sm, peak_flops_, gpu_.hbm_Bps, out);
+    for (const auto& g : k.gemms)
+      s += gemm_kernel_s(g, *gpu_.gemm, *gpu_.sm, peak_flops_, gpu_.hbm_Bps,
+                         g.c_bytes > 0 ? static_cast<double>(g.c_bytes) : out);
     return std::max(s, bytes / gpu_.hbm_Bps) + aux;
   }
   return roofline_s(op_class, flops, bytes) + aux;

@@ -5,7 +5,9 @@
 //
 //   cta   = ceil(K / 64) · 2·Mt·Nt·64 / (tensor FLOP per clock per SM · mma_efficiency) / clock
 //           + fill_us                                   (the pipeline's first loads, a memory latency)
-//           + Mt·Nt·2 bytes / (HBM bandwidth / SMs)      (the tile store, every SM storing at once)
+//           + Mt·Nt·c bytes / (HBM bandwidth / SMs)      (the tile store, every SM storing at once: c the
+//                                                        dtype's size, or 8 for an fp32 accumulator read
+//                                                        and written back, GemmShape::c_bytes)
 //   time  = ceil(tiles / SMs) · cta                     (wave quantisation)
 //
 // taking the fastest of the tile shapes cuBLAS's heuristics choose among (128×256, 256×128, 128×128,

@@ -82,6 +82,7 @@ class MegatronLayer final : public LayerStrategy {
         kv_heads_(setup.attention_problem.kv_heads),
         sp_(sequence_parallel(setup.options) && setup.tp != nullptr),
         divide_(setup.options.at("dx_reduction") == "sum_div"),
+        fp32_dw_(setup.options.at("gradient_accumulation_fusion") == "true"),
         bias_owner_(setup.tp == nullptr || setup.tp->rank() == 0),
         params_(std::move(params)),
         attention_(std::move(setup.attention)),
@@ -151,7 +152,8 @@ class MegatronLayer final : public LayerStrategy {
     const Tensor dy = dy_in.reshape({batch_ * nl, model_.hidden});
     // W2, row-parallel: its output gradient is the whole chunk's.
     Tensor dg = dev_.empty(sv_.g.shape()), db2 = grad_bias(W, "b2");
-    dev_.linear_backward(sv_.g, P.at("w2"), gather(dropout_.branch_grad(dev_, dy, 2)), dg, W.at("w2"), db2);
+    dev_.linear_backward(sv_.g, P.at("w2"), gather(dropout_.branch_grad(dev_, dy, 2)), dg, W.at("w2"), db2,
+                         /*accumulate_dx=*/false, fp32_dw_);
     ready({"w2", "b2"});
     Tensor df1 = dev_.empty(sv_.f1.shape());
     std::vector<ColumnGrad> mlp_in;
@@ -176,7 +178,8 @@ class MegatronLayer final : public LayerStrategy {
     dh2 = Tensor();
     // Wo, row-parallel.
     Tensor do2 = dev_.empty(sv_.o2.shape()), dbo = grad_bias(W, "bo");
-    dev_.linear_backward(sv_.o2, P.at("wo"), gather(dropout_.branch_grad(dev_, dr1, 1)), do2, W.at("wo"), dbo);
+    dev_.linear_backward(sv_.o2, P.at("wo"), gather(dropout_.branch_grad(dev_, dr1, 1)), do2, W.at("wo"), dbo,
+                         /*accumulate_dx=*/false, fp32_dw_);
     ready({"wo", "bo"});
     Tensor d_o =
         dev_.permute(do2.reshape({n, batch_, heads_, hd}), kToHeads).reshape({batch_ * heads_, n, hd});
@@ -276,7 +279,7 @@ class MegatronLayer final : public LayerStrategy {
     gathering.wait();
     Tensor none;
     for (auto& c : grads) {
-      dev_.linear_backward(x, params_.at(c.w), c.dy, none, W.at(c.w), W.at(c.b));
+      dev_.linear_backward(x, params_.at(c.w), c.dy, none, W.at(c.w), W.at(c.b), /*accumulate_dx=*/false, fp32_dw_);
       c.dy = Tensor();  // the caller moved its output gradient in: released as soon as it is used
     }
     reducing.wait();
@@ -306,7 +309,7 @@ class MegatronLayer final : public LayerStrategy {
   int t_size_;
   models::ModelSpec model_;
   std::int64_t batch_, heads_, kv_heads_;
-  bool sp_, divide_, bias_owner_;
+  bool sp_, divide_, fp32_dw_, bias_owner_;
   NamedTensors params_;
   std::unique_ptr<AttentionStrategy> attention_;
   HiddenDropout dropout_;
@@ -374,7 +377,14 @@ LayerInfo megatron_layer_info() {
        "the column-parallel blocks' input gradient over the TP group: sum (correct: one sum over the hidden "
        "dimension) or sum_div (that sum divided by tp: deliberately wrong, the contrast to RSA's ÷P)",
        {"sum", "sum_div"},
-       "sum"}};
+       "sum"},
+      {"gradient_accumulation_fusion",
+       "true: each weight-gradient GEMM accumulates into an fp32 main-gradient buffer, its epilogue reading and "
+       "writing fp32 (Megatron-LM's default in bf16: --accumulate-allreduce-grads-in-fp32 is forced and the "
+       "fusion is on unless --no-gradient-accumulation-fusion); prices that kernel only, the memory model and "
+       "the gradient reduction keep gradients in the dtype; false: the GEMM stores dW in the dtype",
+       {"true", "false"},
+       "false"}};
   info.sequence_first = true;
   info.check = check_megatron;
   info.attention_problem = [](const models::AttnProblem& p, int tp, const Options&) {

@@ -139,8 +139,8 @@ TEST_CASE("spsim check megatron_sp: the exact settings exit 0, the ÷tp variant 
   }
   const auto r = run_spsim("check " + source_path("configs/checks/megatron-tp-div.json"));
   CHECK(r.code == 1);
-  CHECK(r.out.find("layer megatron_sp (dx_reduction=sum_div, sequence_parallel=false), tp = 2") !=
-        std::string::npos);
+  CHECK(r.out.find("layer megatron_sp (dx_reduction=sum_div, gradient_accumulation_fusion=false, "
+                   "sequence_parallel=false), tp = 2") != std::string::npos);
   // tp = 2: the MLP block's input gradient is halved, so dLN2's gradients are exactly 1/2 of the truth.
   for (const char* name : {"dLN2.gamma", "dLN2.beta"})
     CHECK(r.out.find(std::string(name) + " is 0.5000 × reference (= 1/2 = 1/tp)") != std::string::npos);

@@ -190,6 +190,16 @@ TEST_CASE("GEMM: waves of tiles, the fill and the store per tile") {
         doctest::Approx(3 * cta).epsilon(1e-12));
 }
 
+TEST_CASE("GEMM: an fp32 accumulator read and written back (c_bytes 8) lengthens each CTA's store") {
+  // The shape of the test above, one wave: the store moves 128·256 elements at 8 bytes instead of 2,
+  // 128·256·6 bytes more at the SM's 1e12 B/s share of HBM.
+  const SmSpec sm{2, 1e9, 16, 128, 128};
+  const spsim::sim::GemmParams p{1, 1.0, ""};
+  const double bf16 = spsim::sim::gemm_kernel_s({1, 256, 256, 128}, p, sm, 1024 * 1e9 * 2, 2e12, 2);
+  const double fp32_acc = spsim::sim::gemm_kernel_s({1, 256, 256, 128, 8}, p, sm, 1024 * 1e9 * 2, 2e12, 8);
+  CHECK(fp32_acc - bf16 == doctest::Approx(128.0 * 256 * 6 / 1e12).epsilon(1e-9));
+}
+
 TEST_CASE("an attention kernel family the GPU has no parameters for is an input error") {
   const GpuSpec a100 = spsim::analysis::load_gpu("a100-sxm4-80gb", "test");
   CHECK_THROWS_WITH_AS(ComputeModel(a100, rt::DType::bf16, "workload.dtype", "fa3"),

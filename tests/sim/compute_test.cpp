@@ -57,6 +57,26 @@ TEST_CASE("a linear backward with a bias adds the bias gradient's reduction kern
   CHECK((with - without).us() == doctest::Approx(2.5e-3 + 0.5005 + 3));
 }
 
+TEST_CASE("linear backward into an fp32 main gradient: the dW GEMM reads and writes 4-byte elements") {
+  // x [1000, 500], w [250, 500], bf16. dW's GEMM is [250, 500] over k = 1000 rows; with fp32_dw its
+  // epilogue moves 8 bytes per element (c_bytes; read and written), and the op reads and writes dw as
+  // 4-byte elements: 2 × 250·500·(4 − 2) bytes more. The dX GEMM and the FLOPs do not change.
+  const auto plain = rt::cost::linear_backward({1000, 500}, {250, 500}, true, false, false, rt::DType::bf16);
+  const auto fused =
+      rt::cost::linear_backward({1000, 500}, {250, 500}, true, false, false, rt::DType::bf16, /*fp32_dw=*/true);
+  REQUIRE(fused.kernels.gemms.size() == 2);
+  const rt::GemmShape& dw = *fused.kernels.gemms.begin();
+  CHECK(dw.m == 250);
+  CHECK(dw.n == 500);
+  CHECK(dw.k == 1000);
+  CHECK(dw.c_bytes == 8);
+  CHECK((fused.kernels.gemms.begin() + 1)->c_bytes == 0);
+  CHECK(plain.kernels.gemms.begin()->c_bytes == 0);
+  CHECK(fused.bytes_read - plain.bytes_read == 250u * 500u * 2u);
+  CHECK(fused.bytes_written - plain.bytes_written == 250u * 500u * 2u);
+  CHECK(fused.flops == plain.flops);
+}
+
 TEST_CASE("a dtype the GPU lists no peak for is an input error") {
   const GpuSpec a100 = spsim::analysis::load_gpu("a100-sxm4-80gb", "test");  // bf16, fp16, tf32, fp32 only
   CHECK_THROWS_AS(ComputeModel(a100, rt::DType::f64), InputError);

@@ -263,6 +263,49 @@ TEST_CASE("dropout: the fused dropout-adds and the attention dropout in the trac
   }
 }
 
+TEST_CASE("gradient_accumulation_fusion: every weight-gradient GEMM accumulates into fp32, nothing else") {
+  // tp 2, GeLU MLP: four weight matrices per rank (Q/K/V and W1 column-parallel, Wo and W2 row-parallel;
+  // Q, K and V are three), each a linear_backward whose first GEMM is dW. With the option each such GEMM
+  // moves 8 bytes per element of dW in its epilogue (fp32 read and written back); dX GEMMs, the forward
+  // and the op counts do not change, and the check still passes (a one-dtype device computes as usual).
+  for (bool sp : {true, false}) {
+    CAPTURE(sp);
+    analysis::Config cfg = megatron("rsa", {{"grad_reduction", "reduce_scatter"}}, 2, 1, sp, true, 8);
+    cfg.workload.dtype = rt::DType::bf16;
+    struct Seen {
+      int dw_gemms = 0, fp32_dw = 0, other_fp32 = 0, ops = 0;
+    };
+    const auto scan = [](const analysis::Config& c) {
+      Seen seen;
+      const auto traces = analysis::trace_config(c, 1e9);
+      for (const auto& rec : traces.front().records) {
+        const auto* op = std::get_if<rt::trace::ComputeOp>(&rec);
+        if (op == nullptr) continue;
+        ++seen.ops;
+        bool first = true;
+        for (const rt::GemmShape& g : op->kernels().gemms) {
+          const bool dw = first && op->name == "linear_backward";
+          seen.dw_gemms += dw ? 1 : 0;
+          if (g.c_bytes == 8) ++(dw ? seen.fp32_dw : seen.other_fp32);
+          first = false;
+        }
+      }
+      return seen;
+    };
+    const Seen plain = scan(cfg);
+    CHECK(plain.dw_gemms == 6);
+    CHECK(plain.fp32_dw == 0);
+    cfg.layer.options["gradient_accumulation_fusion"] = "true";
+    const Seen fused = scan(cfg);
+    CHECK(fused.dw_gemms == 6);
+    CHECK(fused.fp32_dw == 6);
+    CHECK(fused.other_fp32 == 0);
+    CHECK(fused.ops == plain.ops);
+    cfg.workload.dtype = rt::DType::f64;
+    expect_exact(cfg);
+  }
+}
+
 // The groups of tp 2 × cp 2 × dp 2 (TP innermost: world rank r is TP rank r mod 2, CP rank ⌊r/2⌋ mod 2,
 // DP replica ⌊r/4⌋), sequence parallelism on: rank 0's TP collectives run over {0, 1}, its ring passes
 // over its CP group {0, 2}, its sharded weights' gradients over the ranks with its TP rank {0, 2, 4, 6}
