@@ -19,6 +19,7 @@ struct Args {
   std::string fabric;
   int nodes_per_leaf = 0;
   double oversubscription = 1;
+  bool sharp = false;
   bool json = false;
 };
 }  // namespace
@@ -67,6 +68,9 @@ Action add_collective(CLI::App& app) {
   auto* over =
       sub->add_option("--oversubscription", a->oversubscription,
                       "with --fabric fat_tree: a leaf's downlink / uplink bandwidth (default 1; 2 = 2:1)");
+  sub->add_flag("--sharp", a->sharp,
+                "the fabric's switch reduces in the network (InfiniBand SHARP, single_switch fabrics): adds\n"
+                "CollNet (collnet_direct) to the all-reduce algorithms");
   sub->add_flag("--json", a->json, "machine-readable output (schema_version 1)");
   return [a, nodes, gpus, fabric, per_leaf, over]() -> int {
     if (nodes->count() > 0) a->sweep.nodes = a->nodes;
@@ -74,6 +78,7 @@ Action add_collective(CLI::App& app) {
     if (fabric->count() > 0) a->sweep.fabric = a->fabric;
     if (per_leaf->count() > 0) a->sweep.nodes_per_leaf = a->nodes_per_leaf;
     if (over->count() > 0) a->sweep.oversubscription = a->oversubscription;
+    a->sweep.sharp = a->sharp;
     const auto sweep = analysis::run_collective_sweep(a->sweep);
     std::cout << (a->json ? analysis::collective_json(sweep) : analysis::render_collective(sweep));
     return 0;

@@ -47,7 +47,7 @@ void apply_entry(ProtocolTable::Entry& e, const nlohmann::json& j, const std::st
 }
 
 void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std::string& path) {
-  check_keys(tuning, path, {"simple", "ll", "ll128", "nvls", "tree", "channels", "source"});
+  check_keys(tuning, path, {"simple", "ll", "ll128", "nvls", "tree", "collnet", "channels", "source"});
   for (int p = 0; p < kProtocols; ++p) {
     const char* name = protocol_name(static_cast<Protocol>(p));
     if (tuning.contains(name))
@@ -84,6 +84,16 @@ void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std:
       table.tree_efficiency = get_nonnegative(j, tp, "efficiency", true);
       if (table.tree_efficiency > 1)
         throw InputError(join_path(tp, "efficiency"), "a fraction of the bandwidth, at most 1");
+    }
+  }
+  if (tuning.contains("collnet")) {
+    const auto& j = tuning.at("collnet");
+    const std::string cp = join_path(path, "collnet");
+    check_keys(j, cp, {"efficiency"});
+    if (j.contains("efficiency")) {
+      table.collnet_efficiency = get_nonnegative(j, cp, "efficiency", true);
+      if (table.collnet_efficiency > 1)
+        throw InputError(join_path(cp, "efficiency"), "a fraction of the bandwidth, at most 1");
     }
   }
   if (tuning.contains("channels")) {
@@ -178,9 +188,9 @@ IntraNodeConfig parse_intra(const nlohmann::json& j, const std::string& path) {
   return c;
 }
 
-// {"kind": "single_switch" | "fat_tree", "nodes_per_leaf": N, "oversubscription": R}
+// {"kind": "single_switch" | "fat_tree", "nodes_per_leaf": N, "oversubscription": R, "sharp": B}
 FabricConfig parse_fabric(const nlohmann::json& j, const std::string& path) {
-  check_keys(j, path, {"kind", "nodes_per_leaf", "oversubscription"});
+  check_keys(j, path, {"kind", "nodes_per_leaf", "oversubscription", "sharp"});
   FabricConfig f;
   if (j.is_object() && !j.contains("kind"))
     throw InputError(join_path(path, "kind"), "missing required key; valid choices: single_switch, fat_tree");
@@ -191,6 +201,17 @@ FabricConfig parse_fabric(const nlohmann::json& j, const std::string& path) {
   if (!known)
     throw InputError(join_path(path, "kind"),
                      "unknown fabric '" + kind + "'; valid choices: single_switch, fat_tree");
+  if (j.contains("sharp")) {
+    if (!j.at("sharp").is_boolean())
+      throw InputError(join_path(path, "sharp"),
+                       "expected true or false (the switch reduces in the network: InfiniBand SHARP), got " +
+                           j.at("sharp").dump());
+    f.sharp = j.at("sharp").get<bool>();
+    if (f.sharp && f.kind != FabricKind::single_switch)
+      throw InputError(join_path(path, "sharp"),
+                       "in-network reduction is modelled on one switch (kind 'single_switch'); SHARP's "
+                       "aggregation over a fat tree's leaves and spine is not");
+  }
   if (f.kind == FabricKind::single_switch) {
     for (const char* key : {"nodes_per_leaf", "oversubscription"})
       if (j.contains(key))
@@ -393,8 +414,9 @@ ClusterConfig parse_cluster(const nlohmann::json& section, const std::string& pa
 }
 
 FabricConfig fabric_from_options(const std::string& kind, std::optional<int> nodes_per_leaf,
-                                 std::optional<double> oversubscription) {
+                                 std::optional<double> oversubscription, bool sharp) {
   nlohmann::json j = {{"kind", kind}};
+  if (sharp) j["sharp"] = true;
   if (nodes_per_leaf) j["nodes_per_leaf"] = *nodes_per_leaf;
   if (oversubscription) j["oversubscription"] = *oversubscription;
   try {
@@ -402,6 +424,7 @@ FabricConfig fabric_from_options(const std::string& kind, std::optional<int> nod
   } catch (const InputError& e) {
     throw e.at(e.where() == "nodes_per_leaf"     ? "--nodes-per-leaf"
                : e.where() == "oversubscription" ? "--oversubscription"
+               : e.where() == "sharp"            ? "--sharp"
                                                  : "--fabric");
   }
 }

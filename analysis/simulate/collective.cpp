@@ -127,9 +127,14 @@ CollectiveSweep run_collective_sweep(const CollectiveArgs& a) {
                                       "'; valid choices: " + join_names(schema::networks()));
   sim::ClusterConfig config = load_cluster(a);
   if (a.fabric)
-    config.inter_node.fabric = fabric_from_options(*a.fabric, a.nodes_per_leaf, a.oversubscription);
+    config.inter_node.fabric = fabric_from_options(*a.fabric, a.nodes_per_leaf, a.oversubscription, a.sharp);
   else if (a.nodes_per_leaf || a.oversubscription)
     throw InputError(a.nodes_per_leaf ? "--nodes-per-leaf" : "--oversubscription", "needs --fabric fat_tree");
+  else if (a.sharp)
+    config.inter_node.fabric = fabric_from_options(std::string(sim::fabric_kind_name(config.inter_node.fabric.kind)),
+                                                   std::nullopt, std::nullopt, true);
+  if (a.sharp && config.nodes < 2)
+    throw InputError("--sharp", "the in-network reduction joins nodes; the cluster has one (give --nodes 2 or more)");
   const sim::Cluster cluster(std::move(config));
   const auto sizes = sizes_of(a);
   CollectiveSweep out;

@@ -31,6 +31,7 @@ struct CollectiveArgs {
   std::optional<std::string> fabric;
   std::optional<int> nodes_per_leaf;
   std::optional<double> oversubscription;
+  bool sharp = false;  // --sharp: the fabric's switch reduces in the network (InfiniBand SHARP)
 };
 
 struct CollectiveRow {

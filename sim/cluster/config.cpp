@@ -37,7 +37,7 @@ double leaf_uplink_line_Bps(const ClusterConfig& c) {
 }
 
 std::string describe_fabric(const FabricConfig& f) {
-  if (f.kind == FabricKind::single_switch) return "";
+  if (f.kind == FabricKind::single_switch) return f.sharp ? "single switch with SHARP" : "";
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%g:1", f.oversubscription);
   return std::string(fabric_kind_name(f.kind)) + ", " + std::to_string(f.nodes_per_leaf) + " node" +

@@ -65,6 +65,10 @@ struct FabricConfig {
   FabricKind kind = FabricKind::single_switch;
   int nodes_per_leaf = 0;       // fat_tree: nodes per leaf switch (≥ 1)
   double oversubscription = 1;  // downlink / uplink bandwidth of a leaf, ≥ 1
+  // The switch reduces in the network (InfiniBand SHARP): NCCL's CollNet all-reduce sends each GPU's
+  // node-reduced slice up once and receives the reduced slice back (sim/collectives/collnet.cpp).
+  // single_switch only.
+  bool sharp = false;
   // Leaf groups (pods) holding `nodes` nodes: 1 for a single switch.
   [[nodiscard]] int groups(int nodes) const {
     return kind == FabricKind::single_switch ? 1 : (nodes + nodes_per_leaf - 1) / nodes_per_leaf;

@@ -36,6 +36,10 @@ struct GroupShape {
   std::vector<DeviceId>
       node_nvls_switches;   // multi-node group: each node's NVLS switch (empty unless all have one)
   Time nvls_hop_latency{};  // GPU -> its node's NVLS switch
+  // Multi-node group on a fabric whose one switch reduces in the network (FabricConfig::sharp), and the
+  // route latency GPU -> that switch.
+  std::optional<DeviceId> sharp_switch;
+  Time sharp_hop_latency{};
   // Every node holds the same local GPU indices in the same order (so rotating the nodes maps the
   // group onto itself; CollectiveRun::can_fold_nodes).
   bool uniform_nodes = false;

@@ -14,6 +14,7 @@ namespace spsim::sim {
 [[nodiscard]] AlgorithmInfo direct_algorithm();            // direct.cpp
 [[nodiscard]] AlgorithmInfo hierarchical_algorithm();      // hierarchical.cpp
 [[nodiscard]] AlgorithmInfo pat_algorithm();               // pat.cpp
+[[nodiscard]] AlgorithmInfo collnet_direct_algorithm();    // collnet.cpp
 
 // NCCL's double binary tree over `nodes` nodes (tree 0 or 1), shared by tree and NVLS-Tree. Tree 0 is
 // an in-order binary tree over positions: the parent of position r > 0 is r with its lowest set bit b

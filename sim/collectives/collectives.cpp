@@ -66,6 +66,11 @@ GroupShape make_group_shape(const Cluster& cluster, const std::vector<DeviceId>&
     if (!s.node_nvls_switches.empty())
       s.nvls_hop_latency = cluster.route(dev(0), s.node_nvls_switches.front()).latency;
     const ClusterConfig& config = cluster.config();
+    if (!config.topology && config.inter_node.fabric.sharp)
+      if (const auto sw = cluster.find_device("fabric")) {
+        s.sharp_switch = sw;
+        s.sharp_hop_latency = cluster.route(dev(0), *sw).latency;
+      }
     if (!config.topology && config.inter_node.fabric.kind != FabricKind::single_switch) {
       std::map<int, int> per_leaf;  // leaf -> ranks of the group under it
       for (const auto& m : s.node_members)
@@ -136,7 +141,7 @@ void CollectiveRun::transfer_device(int rank, DeviceId other, bool to_device, do
         self->record(rank, 0);
         then();
       },
-      TransferOptions{costs_.step(route.link_class), costs_.efficiency});
+      TransferOptions{costs_.step(route.link_class), costs_.efficiency_on(route.link_class)});
 }
 
 void CollectiveRun::start_sub(CollectiveCall sub, std::function<void()> then) {

@@ -20,7 +20,8 @@ ProtocolTable nccl_protocol_table() {
 }
 
 bool protocol_supported(AlgorithmFamily family, Protocol p) {
-  return (family != AlgorithmFamily::nvls && family != AlgorithmFamily::pat) || p == Protocol::simple;
+  return (family != AlgorithmFamily::nvls && family != AlgorithmFamily::pat && family != AlgorithmFamily::collnet) ||
+         p == Protocol::simple;
 }
 
 ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, AlgorithmFamily family, CommKind kind,
@@ -34,6 +35,13 @@ ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, Algorithm
     c.step_latency = {table.nvls_latency[0], table.nvls_latency[0], table.nvls_latency[1]};
     c.efficiency = table.nvls_efficiency;
     c.network_efficiency = table.tree_efficiency;  // NVLS-Tree's tree between nodes
+    return c;
+  }
+  if (family == AlgorithmFamily::collnet) {
+    c.base_latency = Time{};
+    c.step_latency = {table.collnet_intra_latency, table.collnet_intra_latency, table.collnet_net_latency};
+    c.efficiency = c.network_efficiency = table.collnet_efficiency;
+    c.peer_latency = table.collnet_arity_latency;
     return c;
   }
   if (family == AlgorithmFamily::pat) {

@@ -28,7 +28,8 @@ namespace spsim::sim {
 
 // Which of NCCL's latency/efficiency rules an algorithm follows. Point-to-point algorithms
 // (pairwise, direct) follow the ring rules.
-enum class AlgorithmFamily : std::uint8_t { ring, tree, nvls, pat };  // nvls: NVLS and NVLS-Tree
+// nvls: NVLS and NVLS-Tree; collnet: CollNet Direct (in-network reduction, SHARP).
+enum class AlgorithmFamily : std::uint8_t { ring, tree, nvls, pat, collnet };
 
 // The costs of one protocol for one call, after NCCL's rules are applied.
 struct ProtocolCosts {
@@ -38,6 +39,7 @@ struct ProtocolCosts {
   // NVLS-Tree's inter-node tree runs NCCL's tree efficiency on the network while its in-switch
   // phases run NVLS's; every other algorithm has one efficiency (network_efficiency = efficiency).
   double network_efficiency = 1;
+  Time peer_latency{};  // CollNet Direct: per local peer of a GPU (NCCL's arity serialization)
   [[nodiscard]] Time step(LinkClass c) const { return step_latency[static_cast<std::size_t>(c)]; }
   [[nodiscard]] double efficiency_on(LinkClass c) const {
     return c == LinkClass::network ? network_efficiency : efficiency;
@@ -70,6 +72,14 @@ struct ProtocolTable {
   Time pat_rank_latency = Time::ps(2800000);
   Time pat_step_latency = Time::ps(4000000);  // 14 µs / 3.5
   double pat_efficiency = 0.75;
+  // CollNet Direct (NCCL 2.12+, with the SHARP plugin; src/graph/tuning.cc): no base latency, hardware
+  // latencies (Simple) 3.7 µs on NVLink and 31 µs on the network, 0.4 µs per local peer ("arity
+  // serialization"), and its bus bandwidth × 0.85 on compute capability 9.0 and later (the presets of
+  // Hopper and Blackwell GPUs set collnet_efficiency). Simple only.
+  Time collnet_intra_latency = Time::ps(3700000);
+  Time collnet_net_latency = Time::from_us(31.0);
+  Time collnet_arity_latency = Time::ps(400000);
+  double collnet_efficiency = 1.0;
   // Channels NCCL builds on one GPU for its collectives inside the node (its log's "N coll channels"):
   // each runs as one CTA of the communication kernel, which holds that SM for the kernel's whole run
   // (its threads and registers leave no room beside a GEMM's or an attention kernel's CTA). 0: not

@@ -16,6 +16,7 @@ AlgorithmRegistry default_algorithms() {
   reg.add(direct_algorithm());
   reg.add(hierarchical_algorithm());
   reg.add(pat_algorithm());
+  reg.add(collnet_direct_algorithm());
   return reg;
 }
 

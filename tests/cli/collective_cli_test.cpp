@@ -181,7 +181,13 @@ TEST_CASE("bad arguments exit 2 naming the argument and the choices") {
             "--nodes-per-leaf", "--fabric fat_tree"},
         Bad{"--cluster dgx-h100 --nodes 4 --fabric fat_tree --nodes-per-leaf 2 --oversubscription 0.5 --op "
             "all_gather --min-bytes 8 --max-bytes 8",
-            "--oversubscription", "[1, 1e6]"}}) {
+            "--oversubscription", "[1, 1e6]"},
+        Bad{"--cluster dgx-h100 --nodes 4 --fabric fat_tree --nodes-per-leaf 2 --sharp --op all_reduce "
+            "--min-bytes 8 --max-bytes 8",
+            "--sharp", "single_switch"},
+        Bad{"--cluster dgx-h100 --sharp --op all_reduce --min-bytes 8 --max-bytes 8", "--sharp", "--nodes 2"},
+        Bad{"--cluster dgx-h100 --nodes 2 --op all_reduce --algo collnet_direct --min-bytes 8 --max-bytes 8",
+            "--algo", "sharp"}}) {
     const std::string args = b.args;
     CAPTURE(args);
     const auto r = run_cli(args);

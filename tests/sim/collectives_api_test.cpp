@@ -33,7 +33,7 @@ TEST_CASE("bad algorithm or protocol names are input errors that list the choice
   };
   auto err = where_of(a100, call(CommKind::all_reduce, "bogus"));
   CHECK(err.rfind("algorithm:", 0) == 0);
-  CHECK(err.find("ring, tree, nvls, nvls_tree, halving_doubling, hierarchical, auto") != std::string::npos);
+  CHECK(err.find("ring, tree, nvls, nvls_tree, halving_doubling, hierarchical, collnet_direct, auto") != std::string::npos);
   CHECK(where_of(a100, call(CommKind::all_to_all, "ring")).find("does not implement all_to_all") !=
         std::string::npos);
   CHECK(where_of(a100, call(CommKind::all_reduce, "nvls")).find("NVLS") != std::string::npos);

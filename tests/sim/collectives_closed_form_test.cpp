@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "analysis/config/cluster.hpp"
+#include "analysis/config/document.hpp"
 #include "runtime/core/error.hpp"
 #include "sim/collectives/builtin.hpp"
 #include "sim/collectives/collectives.hpp"
@@ -357,4 +358,125 @@ TEST_CASE("the tuner takes PAT for small all-gathers across one-GPU nodes and th
         "pat");
   CHECK_THROWS_AS((void)two_coll.choose(CollectiveCall{CommKind::all_gather, two.gpus(), 1024, "pat", std::nullopt, 1}),
                   spsim::InputError);
+}
+
+namespace {
+// A preset of `nodes` nodes (`gpus` each) whose single fabric switch reduces in the network (SHARP).
+Cluster sharp_cluster(const char* preset, int nodes, int gpus = 0) {
+  nlohmann::json section{{"preset", preset},
+                         {"nodes", nodes},
+                         {"inter_node", {{"fabric", {{"kind", "single_switch"}, {"sharp", true}}}}}};
+  if (gpus > 0) section["gpus_per_node"] = gpus;
+  return Cluster(spsim::analysis::parse_cluster(section, "cluster"));
+}
+}  // namespace
+
+TEST_CASE("CollNet Direct: max(NVLink stream, NIC stream) + 2 (α_nvl + (G-1) a), NCCL's latency at n = 0") {
+  // Per NVLink port and direction the reduce-scatter's and the all-gather's slices, 2n(G-1)/G; per NIC
+  // and direction the node-reduced slice, n/G, up to the switch and back. α_nvl = CollNet's NVLink
+  // latency + the GPU-to-GPU route latency inside a node, α_net = its network latency + the route
+  // latency GPU -> switch, a per local peer; e on every link.
+  auto table = testing::plain_protocols(Time::from_us(2));
+  table.collnet_intra_latency = Time::from_us(3);
+  table.collnet_net_latency = Time::from_us(11);
+  table.collnet_arity_latency = Time::ps(500000);
+  table.collnet_efficiency = 0.8;
+  for (int gpus : {8, 3, 1})
+    for (int nodes : {2, 5}) {
+      const Cluster cluster = sharp_cluster("dgx-h100", nodes, gpus);
+      const auto& g = cluster.gpus();
+      const DeviceId sw = *cluster.find_device("fabric");
+      const auto& net = cluster.route(g[0], sw);
+      const double per = gpus;
+      for (double n : {0.0, 1000003.0, 1073741824.0}) {
+        CAPTURE(gpus);
+        CAPTURE(nodes);
+        CAPTURE(n);
+        double port_ps = 0, tail_ps = 0;
+        if (gpus > 1) {
+          const auto& port = cluster.route(g[0], g[1]);
+          const double a_nvl = static_cast<double>((Time::from_us(3) + port.latency).count_ps());
+          port_ps = a_nvl + 2 * n * (per - 1) / per / (0.8 * port.bottleneck_Bps) * 1e12;
+          tail_ps = 2 * a_nvl + 2 * (per - 1) * 500000;
+        }
+        const double net_ps = static_cast<double>((Time::from_us(11) + net.latency).count_ps()) +
+                              n / per / (0.8 * net.bottleneck_Bps) * 1e12;
+        const double expected = std::max(port_ps, net_ps) + tail_ps;
+        const auto r = run_one(cluster, table, CommKind::all_reduce, n, "collnet_direct");
+        CHECK(std::abs(static_cast<double>(r.duration().count_ps()) - expected) <= 2);
+        CHECK(r.bytes_sent[0] == doctest::Approx((per - 1) * 2 * n / per + n / per));
+        const CollectiveCall call{CommKind::all_reduce, g, n, "collnet_direct", Protocol::simple, 1};
+        const auto costs =
+            resolve_protocol(table, Protocol::simple, AlgorithmFamily::collnet, CommKind::all_reduce, true, gpus);
+        const double estimate = default_algorithms().algorithm("collnet_direct").estimate_s(
+            call, make_group_shape(cluster, g), costs);
+        CHECK(std::abs(estimate * 1e12 - expected) <= 2);
+      }
+    }
+  // NCCL's constants: at n = 0 on DGX H100 nodes, 2 (3.7 + 7 × 0.4) µs + 31 µs plus the routes' latencies.
+  const Cluster h100 = sharp_cluster("dgx-h100", 4);
+  const auto& g = h100.gpus();
+  const ProtocolTable& nccl = h100.config().tuning;
+  const double latency_us = 2 * (3.7 + 7 * 0.4) + 31 + (2 * h100.route(g[0], g[1]).latency).us() +
+                            h100.route(g[0], *h100.find_device("fabric")).latency.us();
+  CHECK(run_one(h100, nccl, CommKind::all_reduce, 0, "collnet_direct").duration().us() ==
+        doctest::Approx(latency_us).epsilon(1e-9));
+  // Without an in-network reduction, on one node, or on nodes of unequal size, it cannot run.
+  CHECK_THROWS_AS(run_one(Cluster(preset_cluster("dgx-h100", 2)), table, CommKind::all_reduce, 1e6, "collnet_direct"),
+                  spsim::InputError);
+  CHECK_THROWS_AS(run_one(sharp_cluster("dgx-h100", 1), table, CommKind::all_reduce, 1e6, "collnet_direct"),
+                  spsim::InputError);
+}
+
+TEST_CASE("NVLS across nodes on a SHARP switch: max(port stream, NIC stream) + α_nvls") {
+  // Per port and direction n (G+1)/G into and out of the node's NVSwitch (as NVLS); per NIC and
+  // direction the slice n/G to the network switch and back. NVLS's efficiency on the ports, the NVLS
+  // family's network efficiency (the tree's) on the NICs.
+  auto table = testing::plain_protocols(Time::from_us(2));
+  table.nvls_latency = {Time::from_us(5), Time::from_us(7)};
+  table.nvls_efficiency = 0.85;
+  table.tree_efficiency = 0.9;
+  for (int nodes : {2, 3, 8}) {
+    const Cluster cluster = sharp_cluster("dgx-h100", nodes);
+    const auto& g = cluster.gpus();
+    const auto& port = cluster.route(g[0], *cluster.nvls_switch(0));
+    const auto& net = cluster.route(g[0], *cluster.find_device("fabric"));
+    const double a_nvls = static_cast<double>((Time::from_us(5) + port.latency).count_ps());
+    const double a_net = static_cast<double>((Time::from_us(7) + net.latency).count_ps());
+    for (double n : {0.0, 1000003.0, 1073741824.0}) {
+      CAPTURE(nodes);
+      CAPTURE(n);
+      const double port_ps = a_nvls + n * 9 / 8 / (0.85 * port.bottleneck_Bps) * 1e12;
+      const double net_ps = a_net + n / 8 / (0.9 * net.bottleneck_Bps) * 1e12;
+      const double expected = std::max(port_ps, net_ps) + a_nvls;
+      const auto r = run_one(cluster, table, CommKind::all_reduce, n, "nvls");
+      CHECK(std::abs(static_cast<double>(r.duration().count_ps()) - expected) <= 2);
+      CHECK(r.bytes_sent[0] == doctest::Approx(n * 9 / 8 + n / 8));
+      const CollectiveCall call{CommKind::all_reduce, g, n, "nvls", Protocol::simple, 1};
+      const auto costs =
+          resolve_protocol(table, Protocol::simple, AlgorithmFamily::nvls, CommKind::all_reduce, true, 8);
+      const double estimate =
+          default_algorithms().algorithm("nvls").estimate_s(call, make_group_shape(cluster, g), costs);
+      CHECK(std::abs(estimate * 1e12 - expected) <= 2);
+    }
+  }
+  // Across nodes without SHARP NVLS cannot run (nvls_tree joins such nodes).
+  CHECK_THROWS_AS(run_one(Cluster(preset_cluster("dgx-h100", 2)), table, CommKind::all_reduce, 1e6, "nvls"),
+                  spsim::InputError);
+}
+
+TEST_CASE("with SHARP the tuner takes the in-network reductions; without, it never offers them") {
+  const Cluster plain(preset_cluster("dgx-h100", 16));
+  const Cluster sharp = sharp_cluster("dgx-h100", 16);
+  const Cluster a100 = sharp_cluster("dgx-a100", 16);  // no NVLS: CollNet Direct
+  for (double n : {16.0 * (1 << 20), 1073741824.0}) {
+    CAPTURE(n);
+    const auto without = run_one(plain, plain.config().tuning, CommKind::all_reduce, n, "auto");
+    CHECK(without.algorithm != "collnet_direct");
+    CHECK(without.algorithm != "nvls");
+    const auto with = run_one(sharp, sharp.config().tuning, CommKind::all_reduce, n, "auto");
+    CHECK((with.algorithm == "collnet_direct" || with.algorithm == "nvls"));
+    CHECK(with.duration() < without.duration());
+    CHECK(run_one(a100, a100.config().tuning, CommKind::all_reduce, n, "auto").algorithm == "collnet_direct");
+  }
 }

@@ -298,6 +298,14 @@ TEST_CASE("fabric errors name the key, the value and the choices") {
         "cluster.inter_node.fabric.spines");
   CHECK(error_where(with("fat_tree")) == "cluster.inter_node.fabric");
   CHECK(error_where(with({{"kind", "fat_tree"}, {"nodes_per_leaf", 2}})).empty());
+  // SHARP: a boolean, on the single switch only.
+  CHECK(error_where(with({{"kind", "single_switch"}, {"sharp", "yes"}})) == "cluster.inter_node.fabric.sharp");
+  CHECK(error_text(with({{"kind", "single_switch"}, {"sharp", "yes"}})).find("true or false") != std::string::npos);
+  CHECK(error_where(with({{"kind", "fat_tree"}, {"nodes_per_leaf", 2}, {"sharp", true}})) ==
+        "cluster.inter_node.fabric.sharp");
+  CHECK(error_where(with({{"kind", "single_switch"}, {"sharp", true}})).empty());
+  CHECK(parse_cluster(with({{"kind", "single_switch"}, {"sharp", true}}), "cluster").inter_node.fabric.sharp);
+  CHECK_FALSE(preset_cluster("dgx-h100", 4).inter_node.fabric.sharp);
 }
 
 TEST_CASE("the estimates (tuner, closed forms) see a fat tree's uplinks as the flow model does") {
