@@ -306,6 +306,7 @@ OpCost linear_backward(const Shape& x, const Shape& w, bool dx, bool bias, bool 
                        (bias ? l.rows * l.out : 0);
   const auto e = dtype_bytes(dt);
   const std::uint64_t xb = bytes_of(x, dt), wb = bytes_of(w, dt);
+  fp32_dw = fp32_dw && dtype_bytes(dt) < 4;  // an fp32 main gradient only behind 16-bit weights
   const std::uint64_t dwb = fp32_dw ? bytes_of(w, DType::f32) : wb;  // dw read and written
   const auto dyb = static_cast<std::uint64_t>(l.rows * l.out) * e;
   const std::uint64_t bb = bias ? static_cast<std::uint64_t>(l.out) * e : 0;

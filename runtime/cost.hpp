@@ -132,7 +132,8 @@ struct Accumulated {
 // accumulating); writes dx, dw, db. Kernels: the two GEMMs and, with a bias, the reduction of dy over
 // its rows, a kernel of its own that reads dy again (KernelShapes::aux_bytes = dy + db). fp32_dw: dw is
 // an fp32 main-gradient buffer (Megatron-LM's gradient accumulation fusion): the dW GEMM's epilogue
-// reads and writes 4-byte elements (GemmShape::c_bytes = 8), and the op's bytes count them.
+// reads and writes 4-byte elements (GemmShape::c_bytes = 8), and the op's bytes count them; with a dtype
+// of 4 bytes or more it changes nothing (the gradient already has that precision).
 [[nodiscard]] OpCost linear_backward(const Shape& x, const Shape& w, bool dx, bool bias, bool accumulate_dx,
                                      DType dt, bool fp32_dw = false);
 

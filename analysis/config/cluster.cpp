@@ -369,6 +369,14 @@ ClusterConfig parse_merged(const nlohmann::json& j, const std::string& path, con
           join_path(path, "gpus_per_node"),
           "does not apply to a cluster with an explicit \"topology\" (its GPUs are listed there)");
     c.topology = parse_topology(j.at("topology"), join_path(path, "topology"));
+    const auto* fabric = j.contains("inter_node") && j.at("inter_node").is_object() &&
+                                 j.at("inter_node").contains("fabric") && j.at("inter_node").at("fabric").is_object()
+                             ? &j.at("inter_node").at("fabric")
+                             : nullptr;
+    if (fabric != nullptr && fabric->contains("sharp") && fabric->at("sharp") == true)
+      throw InputError(join_path(path, "inter_node.fabric.sharp"),
+                       "in-network reduction is modelled on a preset's fabric switch, not on an explicit "
+                       "\"topology\"");
     return c;
   }
   c.gpus_per_node = get_positive_int(j, path, "gpus_per_node");

@@ -382,24 +382,6 @@ void finalize(Config& c, const strategies::Registry& registry) {
   check_parallel_layout(c);
 }
 
-// The compute slowdown during communication, unless the config gives it: a communication kernel runs
-// one CTA per NCCL channel and each holds its SM for the kernel's whole run (NCCL's CTAs take 512+
-// threads and their registers, so a GEMM's or an attention kernel's CTA does not fit beside one), so
-// compute keeps SMs − C of the SMs and takes SMs / (SMs − C) as long: a slowdown of C / (SMs − C).
-void resolve_compute_slowdown(Config& c) {
-  if (c.simulation.compute_slowdown_basis == "simulation.compute_slowdown" || !c.cluster) return;
-  const int channels = c.cluster->tuning.channels;
-  if (channels <= 0 || !c.cluster->gpu.sm) return;
-  const int sms = c.cluster->gpu.sm->sm_count;
-  if (channels >= sms)
-    throw InputError("cluster.tuning.channels.count",
-                     std::to_string(channels) + " channels would leave none of the GPU's " + std::to_string(sms) +
-                         " SMs to compute; give fewer channels, or simulation.compute_slowdown");
-  c.simulation.compute_slowdown = static_cast<double>(channels) / (sms - channels);
-  c.simulation.compute_slowdown_basis = "NCCL's " + std::to_string(channels) + " channels hold " +
-                                        std::to_string(channels) + " of " + std::to_string(sms) + " SMs";
-}
-
 // `doc` with its cluster section replaced by the --cluster argument.
 Json with_cluster_override(Json doc, const ConfigOverrides& overrides) {
   if (overrides.cluster.empty() || !doc.is_object()) return doc;
@@ -421,6 +403,33 @@ Json with_cluster_override(Json doc, const ConfigOverrides& overrides) {
 }
 
 }  // namespace
+
+// The compute slowdown during communication, unless the config gives it: a communication kernel runs
+// one CTA per NCCL channel and each holds its SM for the kernel's whole run (NCCL's CTAs take 512+
+// threads and their registers, so a GEMM's or an attention kernel's CTA does not fit beside one), so
+// compute keeps SMs − C of the SMs and takes SMs / (SMs − C) as long: a slowdown of C / (SMs − C).
+void resolve_compute_slowdown(Config& c) {
+  if (c.simulation.compute_slowdown_basis == "simulation.compute_slowdown") return;
+  c.simulation.compute_slowdown = SimulationConfig{}.compute_slowdown;
+  c.simulation.compute_slowdown_basis = SimulationConfig{}.compute_slowdown_basis;
+  if (!c.cluster) return;
+  const int channels = c.cluster->tuning.channels;
+  if (channels <= 0) return;
+  if (!c.cluster->gpu.sm) {
+    c.simulation.compute_slowdown_basis += " (the GPU gives no SM count for NCCL's " + std::to_string(channels) +
+                                           " channels)";
+    return;
+  }
+  const int sms = c.cluster->gpu.sm->sm_count;
+  if (channels >= sms)
+    throw InputError("cluster.tuning.channels.count",
+                     std::to_string(channels) + " channels (the preset's or the config's) would leave none of the " +
+                         c.cluster->gpu.name + "'s " + std::to_string(sms) +
+                         " SMs to compute; give fewer channels, or simulation.compute_slowdown");
+  c.simulation.compute_slowdown = static_cast<double>(channels) / (sms - channels);
+  c.simulation.compute_slowdown_basis = "NCCL's " + std::to_string(channels) + " channels hold " +
+                                        std::to_string(channels) + " of " + std::to_string(sms) + " SMs";
+}
 
 void check_parallel_layout(const Config& c) {
   const strategies::LayerInfo& layer = c.layer.info();

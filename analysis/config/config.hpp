@@ -151,6 +151,11 @@ struct Config {
 // degree; the attention strategy's own check on the heads one TP rank holds): InputError naming the key.
 void check_parallel_layout(const Config& config);
 
+// simulation.compute_slowdown from the cluster, unless the config gives it (then unchanged): C / (SMs − C)
+// where cluster.tuning.channels names NCCL's C channels per GPU, else the uncalibrated default. Parsing
+// calls it; call it again after replacing config.cluster.
+void resolve_compute_slowdown(Config& config);
+
 // What the command line replaces in a config before it is parsed.
 struct ConfigOverrides {
   // `--cluster FILE|PRESET`: the cluster section becomes this cluster JSON file (e.g. written by

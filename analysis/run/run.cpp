@@ -358,7 +358,10 @@ Config run_config(const Config& config, int world_size, rt::DType dtype,
                          std::to_string(c.strategy.degree) + "): " + e.message());
   }
   c.workload.dtype = dtype;
-  if (cluster) c.cluster = *cluster;
+  if (cluster) {
+    c.cluster = *cluster;
+    resolve_compute_slowdown(c);  // the slowdown follows the cluster the run is predicted on
+  }
   return c;
 }
 

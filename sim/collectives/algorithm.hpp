@@ -27,6 +27,8 @@ struct GroupShape {
   int max_per_node = 0;
   // One hop inside a node and one across nodes (first such pair of the group; presets are uniform).
   Time intra_latency{}, inter_latency{};
+  // The first link of the intra-node route: GPU -> its node's switch (CollNet's NVLink streams).
+  Time intra_switch_latency{};
   double intra_Bps = 0, inter_Bps = 0;
   LinkClass intra_class = LinkClass::nvlink, inter_class = LinkClass::network;
   // Rings run in parallel so that every NIC of a node carries one ring: max_per_node when the

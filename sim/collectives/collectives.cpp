@@ -49,6 +49,7 @@ GroupShape make_group_shape(const Cluster& cluster, const std::vector<DeviceId>&
     if (m.size() >= 2) {
       const Route& r = cluster.route(dev(m[0]), dev(m[1]));
       s.intra_latency = r.latency, s.intra_Bps = r.bottleneck_Bps, s.intra_class = r.link_class;
+      s.intra_switch_latency = cluster.link(r.links.front()).latency;
       break;
     }
   if (s.multi_node()) {

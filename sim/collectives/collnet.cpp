@@ -9,11 +9,13 @@
 // slices), per NIC and direction n/G: half of what a ring across nodes moves per NIC, 2n(N−1)/(NG).
 //
 // NCCL pipelines the phases in chunks, so they stream concurrently: modelled as a fluid, every port and
-// NIC transfer starts at once (as NVLS-Tree, nvls_tree.cpp), and after the last arrives the latency of
-// the last chunk's way through the phases is paid:
-//   T = max(α_nvl + 2n(G−1)/G / (e B_port), α_net + n/G / (e B_nic)) + 2 (α_nvl + (G−1) · a)
-// with α_nvl = CollNet's NVLink latency (3.7 µs) + the intra-node route latency, α_net = its network
-// latency (31 µs) + the route latency GPU → switch, a = 0.4 µs per local peer, e = CollNet's
+// NIC transfer starts at once (as NVLS-Tree, nvls_tree.cpp), each GPU's NVLink traffic as one stream to
+// and one from its node's switch, and after the last arrives the latency of the last chunk's way
+// through the phases is paid:
+//   T = max(α_port + 2n(G−1)/G / (e B_port), α_net + n/G / (e B_nic)) + 2 (α_nvl + (G−1) · a)
+// with α_port = CollNet's NVLink latency (3.7 µs) + the GPU → node switch link's latency, α_nvl = that
+// NVLink latency + the GPU → GPU route latency inside a node, α_net = its network latency (31 µs) + the
+// route latency GPU → network switch, a = 0.4 µs per local peer, e = CollNet's
 // efficiency (0.85 from compute capability 9.0): at n = 0 that is NCCL's CollNet Direct latency,
 // 2 (intraLat + (G−1) · 0.4) + interLat (src/graph/tuning.cc). The tuner and the simulation use the same
 // expression (tests/sim/collectives_closed_form_test.cpp). With one GPU per node only the network
@@ -53,22 +55,25 @@ class CollNetDirect final : public Algorithm {
   void run(const std::shared_ptr<CollectiveRun>& run) const override {
     const GroupShape& g = run->shape();
     const int per = g.max_per_node;
-    const double slice = run->bytes() / per;
-    std::size_t transfers = 2 * static_cast<std::size_t>(run->size());  // up and down each NIC
-    for (const auto& m : g.node_members) transfers += m.size() * (m.size() - 1);
+    const double slice = run->bytes() / per, port = 2 * run->bytes() * (per - 1) / per;
+    const std::size_t transfers = (per > 1 ? 4 : 2) * static_cast<std::size_t>(run->size());
     auto left = std::make_shared<std::size_t>(transfers);
     const Time tail = tail_latency(g, run->costs());
     auto arrived = [run, left, tail] {
       if (--*left == 0) run->after(tail, [run] { run->finish(); });
     };
-    // The reduce-scatter's and the all-gather's slices between each ordered pair of local GPUs stream
-    // together: 2n/G from a to b.
     for (const auto& m : g.node_members)
-      for (int a : m)
-        for (int b : m)
-          if (a != b) run->transfer(a, b, 2 * slice, arrived);
-    for (int r = 0; r < run->size(); ++r)
-      for (bool up : {true, false}) run->transfer_device(r, *g.sharp_switch, up, slice, arrived);
+      for (int r : m) {
+        // The reduce-scatter's and the all-gather's slices to and from the G − 1 local peers, through the
+        // GPU's port to the node's switch: one stream each way (so the analytical model, which does
+        // not share links, sees the port's load as the flow model does).
+        if (per > 1) {
+          const Route& to_peer = run->cluster().route(run->device(r), run->device(m[r == m[0] ? 1 : 0]));
+          const DeviceId node_switch = run->cluster().link(to_peer.links.front()).to;
+          for (bool up : {true, false}) run->transfer_device(r, node_switch, up, port, arrived);
+        }
+        for (bool up : {true, false}) run->transfer_device(r, *g.sharp_switch, up, slice, arrived);
+      }
   }
 
   [[nodiscard]] double estimate_s(const CollectiveCall& call, const GroupShape& g,
@@ -76,7 +81,10 @@ class CollNetDirect final : public Algorithm {
     const int per = g.max_per_node;
     const Time net = costs.step(g.inter_class) + g.sharp_hop_latency +
                      Time::from_seconds(call.bytes / per / (costs.efficiency_on(g.inter_class) * g.inter_Bps));
-    const Time port = per > 1 ? hop_time(g, costs, false, 2 * call.bytes * (per - 1) / per) : Time{};
+    const Time port = per > 1 ? costs.step(LinkClass::nvlink) + g.intra_switch_latency +
+                                    Time::from_seconds(2 * call.bytes * (per - 1) / per /
+                                                       (costs.efficiency_on(g.intra_class) * g.intra_Bps))
+                              : Time{};
     return (std::max(port, net) + tail_latency(g, costs)).seconds();
   }
 };

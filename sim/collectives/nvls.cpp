@@ -33,6 +33,7 @@ class Nvls final : public Algorithm {
         return "in-switch reduction spans one node's NVSwitch unless the network's switch reduces too "
                "(cluster.inter_node.fabric.sharp, --sharp); the group spans " +
                std::to_string(g.nodes()) + " nodes (nvls_tree joins them by trees)";
+      if (g.max_per_node < 2) return "one GPU per node has nothing to reduce in the NVSwitch (use collnet_direct)";
       if (g.node_nvls_switches.empty())
         return "not every node of the group has an NVSwitch with NVLS (H100/H200/B200 presets have one)";
       if (g.min_per_node != g.max_per_node)
@@ -105,7 +106,7 @@ AlgorithmInfo nvls_algorithm() {
           "in-switch all-reduce (NVLink SHARP) on one node's NVSwitch, or across nodes whose network switch "
           "reduces too (InfiniBand SHARP); Simple protocol",
           {CommKind::all_reduce},
-          [](const GroupShape& g) { return !g.multi_node() || g.sharp_switch.has_value(); },
+          [](const GroupShape& g) { return !g.multi_node() || (g.sharp_switch.has_value() && g.max_per_node > 1); },
           [] { return std::make_unique<Nvls>(); },
           {}};
 }

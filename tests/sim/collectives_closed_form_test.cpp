@@ -373,9 +373,10 @@ Cluster sharp_cluster(const char* preset, int nodes, int gpus = 0) {
 
 TEST_CASE("CollNet Direct: max(NVLink stream, NIC stream) + 2 (α_nvl + (G-1) a), NCCL's latency at n = 0") {
   // Per NVLink port and direction the reduce-scatter's and the all-gather's slices, 2n(G-1)/G; per NIC
-  // and direction the node-reduced slice, n/G, up to the switch and back. α_nvl = CollNet's NVLink
-  // latency + the GPU-to-GPU route latency inside a node, α_net = its network latency + the route
-  // latency GPU -> switch, a per local peer; e on every link.
+  // and direction the node-reduced slice, n/G, up to the switch and back. The port stream pays
+  // CollNet's NVLink latency + the GPU -> NVSwitch link's latency, the tail 2 (that NVLink latency + the
+  // GPU-to-GPU route latency inside a node) + a per local peer twice, α_net = its network latency + the
+  // route latency GPU -> network switch; e on every link. Both network models give it.
   auto table = testing::plain_protocols(Time::from_us(2));
   table.collnet_intra_latency = Time::from_us(3);
   table.collnet_net_latency = Time::from_us(11);
@@ -394,16 +395,20 @@ TEST_CASE("CollNet Direct: max(NVLink stream, NIC stream) + 2 (α_nvl + (G-1) a)
         CAPTURE(n);
         double port_ps = 0, tail_ps = 0;
         if (gpus > 1) {
-          const auto& port = cluster.route(g[0], g[1]);
-          const double a_nvl = static_cast<double>((Time::from_us(3) + port.latency).count_ps());
-          port_ps = a_nvl + 2 * n * (per - 1) / per / (0.8 * port.bottleneck_Bps) * 1e12;
-          tail_ps = 2 * a_nvl + 2 * (per - 1) * 500000;
+          const auto& peer = cluster.route(g[0], g[1]);
+          const Link& port = cluster.link(peer.links.front());
+          CHECK(cluster.device(port.to).kind == DeviceKind::nvswitch);
+          port_ps = static_cast<double>((Time::from_us(3) + port.latency).count_ps()) +
+                    2 * n * (per - 1) / per / (0.8 * port.capacity_Bps) * 1e12;
+          tail_ps = 2 * static_cast<double>((Time::from_us(3) + peer.latency).count_ps()) + 2 * (per - 1) * 500000;
         }
         const double net_ps = static_cast<double>((Time::from_us(11) + net.latency).count_ps()) +
                               n / per / (0.8 * net.bottleneck_Bps) * 1e12;
         const double expected = std::max(port_ps, net_ps) + tail_ps;
         const auto r = run_one(cluster, table, CommKind::all_reduce, n, "collnet_direct");
         CHECK(std::abs(static_cast<double>(r.duration().count_ps()) - expected) <= 2);
+        const auto analytical = run_one(cluster, table, CommKind::all_reduce, n, "collnet_direct", NetworkMode::analytical);
+        CHECK(std::abs(static_cast<double>(analytical.duration().count_ps()) - expected) <= 2);
         CHECK(r.bytes_sent[0] == doctest::Approx((per - 1) * 2 * n / per + n / per));
         const CollectiveCall call{CommKind::all_reduce, g, n, "collnet_direct", Protocol::simple, 1};
         const auto costs =
@@ -418,7 +423,7 @@ TEST_CASE("CollNet Direct: max(NVLink stream, NIC stream) + 2 (α_nvl + (G-1) a)
   const auto& g = h100.gpus();
   const ProtocolTable& nccl = h100.config().tuning;
   const double latency_us = 2 * (3.7 + 7 * 0.4) + 31 + (2 * h100.route(g[0], g[1]).latency).us() +
-                            h100.route(g[0], *h100.find_device("fabric")).latency.us();
+                            h100.route(g[0], *h100.find_device("fabric")).latency.us();  // the NIC stream binds
   CHECK(run_one(h100, nccl, CommKind::all_reduce, 0, "collnet_direct").duration().us() ==
         doctest::Approx(latency_us).epsilon(1e-9));
   // Without an in-network reduction, on one node, or on nodes of unequal size, it cannot run.
@@ -460,9 +465,18 @@ TEST_CASE("NVLS across nodes on a SHARP switch: max(port stream, NIC stream) + �
       CHECK(std::abs(estimate * 1e12 - expected) <= 2);
     }
   }
-  // Across nodes without SHARP NVLS cannot run (nvls_tree joins such nodes).
+  // Across nodes without SHARP NVLS cannot run (nvls_tree joins such nodes), nor with one GPU per node
+  // (nothing to reduce in the NVSwitch); the tuner then takes CollNet, at a finite time.
   CHECK_THROWS_AS(run_one(Cluster(preset_cluster("dgx-h100", 2)), table, CommKind::all_reduce, 1e6, "nvls"),
                   spsim::InputError);
+  const Cluster one_gpu = sharp_cluster("dgx-h100", 2, 1);
+  CHECK_THROWS_AS(run_one(one_gpu, table, CommKind::all_reduce, 1e6, "nvls"), spsim::InputError);
+  for (double n : {0.0, 1e6}) {
+    const auto r = run_one(one_gpu, one_gpu.config().tuning, CommKind::all_reduce, n, "auto");
+    CHECK(r.algorithm == "collnet_direct");
+    CHECK(std::isfinite(r.duration().seconds()));
+    CHECK(r.duration().seconds() < 1e-3);
+  }
 }
 
 TEST_CASE("with SHARP the tuner takes the in-network reductions; without, it never offers them") {

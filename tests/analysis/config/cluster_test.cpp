@@ -336,3 +336,18 @@ TEST_CASE("the estimates (tuner, closed forms) see a fat tree's uplinks as the f
   CHECK(collectives.choose({CommKind::all_to_all, c.gpus(), 256.0 * 1024 * 1024, "auto", std::nullopt, 1})
             .algorithm == "direct");
 }
+
+TEST_CASE("SHARP on an explicit topology is refused at the key") {
+  const json topology = {{"devices",
+                          {{{"id", "g0"}, {"kind", "gpu"}, {"node", 0}},
+                           {{"id", "g1"}, {"kind", "gpu"}, {"node", 1}},
+                           {{"id", "sw"}, {"kind", "switch"}}}},
+                         {"links",
+                          {{{"from", "g0"}, {"to", "sw"}, {"bandwidth_GBps", 50}, {"class", "network"}},
+                           {{"from", "g1"}, {"to", "sw"}, {"bandwidth_GBps", 50}, {"class", "network"}}}}};
+  json section = {{"gpu", "h100-sxm5-80gb"}, {"topology", topology}};
+  CHECK(error_where(section).empty());
+  section["inter_node"] = {{"fabric", {{"kind", "single_switch"}, {"sharp", true}}}};
+  CHECK(error_where(section) == "cluster.inter_node.fabric.sharp");
+  CHECK(error_text(section).find("topology") != std::string::npos);
+}

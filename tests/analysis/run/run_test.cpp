@@ -213,3 +213,20 @@ TEST_CASE("run_config: the degree is the world size, checked against the strateg
   CHECK_THROWS_AS((void)load_cluster_argument("missing/file.json"), spsim::InputError);
   CHECK(load_cluster_argument("dgx-a100").name == "dgx-a100");
 }
+
+TEST_CASE("run_config: the compute slowdown follows the cluster the run is predicted on") {
+  // The check config names no cluster: the uncalibrated default. On --cluster dgx-a100 NCCL's 24
+  // channels hold 24 of its 108 SMs (24/84); on dgx-h100, which names no channel count, the default
+  // again; a slowdown the config gives stays.
+  auto cfg = load_config(std::string(SPSIM_SOURCE_DIR) + "/configs/checks/rsa-reduce-scatter.json");
+  CHECK(cfg.simulation.compute_slowdown == 0.1);
+  auto a100 = run_config(cfg, 2, rt::DType::f32, load_cluster_argument("dgx-a100"));
+  CHECK(a100.simulation.compute_slowdown == doctest::Approx(24.0 / 84).epsilon(1e-15));
+  a100.cluster = load_cluster_argument("dgx-h100");
+  resolve_compute_slowdown(a100);
+  CHECK(a100.simulation.compute_slowdown == 0.1);
+  CHECK(a100.simulation.compute_slowdown_basis == "default, uncalibrated");
+  cfg.simulation.compute_slowdown = 0.5;
+  cfg.simulation.compute_slowdown_basis = "simulation.compute_slowdown";
+  CHECK(run_config(cfg, 2, rt::DType::f32, load_cluster_argument("dgx-a100")).simulation.compute_slowdown == 0.5);
+}
