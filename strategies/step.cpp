@@ -190,9 +190,13 @@ void Step::make_layers(const StepData& data) {
                             shape_.tp;
     const double traced = (backward ? 2 : 1) * static_cast<double>(count) * local_layer * e;
     // bf16 weights and gradients (4 bytes) and the optimizer state (12), the latter split over the
-    // rank's CP × DP replicas under the distributed optimizer.
+    // rank's CP × DP replicas under the distributed optimizer. Megatron-LM's fp32 main gradients (the
+    // megatron_sp layer's gradient_accumulation_fusion, behind 16-bit weights) hold 4 bytes a gradient
+    // instead of 2: 2 more per parameter.
     const double optimizer = 12.0 / (config_.distributed_optimizer ? shape_.cp * shape_.dp : 1);
-    const double rest = (4 + optimizer) * held - traced;
+    const auto fusion = config_.layer_options.find("gradient_accumulation_fusion");
+    const bool fp32_grads = fusion != config_.layer_options.end() && fusion->second == "true" && e < 4;
+    const double rest = (4 + (fp32_grads ? 2 : 0) + optimizer) * held - traced;
     if (rest > 0) model_state_ = data.model_state(static_cast<std::int64_t>(rest / e));
   }
   const auto n = static_cast<std::int64_t>(rows_.size());

@@ -381,8 +381,9 @@ LayerInfo megatron_layer_info() {
       {"gradient_accumulation_fusion",
        "true: each weight-gradient GEMM accumulates into an fp32 main-gradient buffer, its epilogue reading and "
        "writing fp32 (Megatron-LM's default in bf16: --accumulate-allreduce-grads-in-fp32 is forced and the "
-       "fusion is on unless --no-gradient-accumulation-fusion); prices that kernel only, the memory model and "
-       "the gradient reduction keep gradients in the dtype; false: the GEMM stores dW in the dtype",
+       "fusion is on unless --no-gradient-accumulation-fusion): the model state holds 4-byte gradients (2 bytes "
+       "more per parameter at model scope); the gradient reduction still moves them in the dtype (Megatron-LM's "
+       "moves fp32); 16-bit dtypes only; false: the GEMM stores dW in the dtype",
        {"true", "false"},
        "false"}};
   info.sequence_first = true;

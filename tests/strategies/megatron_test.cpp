@@ -9,6 +9,8 @@
 
 #include "analysis/check/check.hpp"
 #include "analysis/config/config.hpp"
+#include "analysis/closed_form/closed_form.hpp"
+#include "analysis/simulate/simulate.hpp"
 #include "analysis/simulate/trace.hpp"
 #include "models/random.hpp"
 #include "runtime/cpu/cpu_device.hpp"
@@ -304,6 +306,31 @@ TEST_CASE("gradient_accumulation_fusion: every weight-gradient GEMM accumulates 
     cfg.workload.dtype = rt::DType::f64;
     expect_exact(cfg);
   }
+}
+
+TEST_CASE("gradient_accumulation_fusion: fp32 main gradients hold 2 bytes more per parameter, in bf16 only") {
+  // Model scope, 2 layers, tp 2: rank 0 holds its layer shards and 1/tp of the embedding. With the
+  // option its model state grows by 2 bytes per parameter it holds (4-byte main gradients instead of
+  // 2-byte ones); in float32 nothing changes.
+  analysis::Config cfg = megatron("rsa", {{"grad_reduction", "reduce_scatter"}}, 2, 1, true, true, 8);
+  cfg.workload.scope = models::Scope::model;
+  cfg.model.layers = 2;
+  cfg.model.vocab = 100;
+  cfg.workload.dtype = rt::DType::bf16;
+  cfg.cluster = analysis::load_cluster_argument("dgx-h100");
+  double held = static_cast<double>(cfg.model.vocab * cfg.model.hidden) / 2;
+  for (const auto& s : strategies::step_shards(analysis::step_config(cfg), 0))
+    held += static_cast<double>(cfg.model.layers * rt::numel(s.local()));
+  const auto peak = [](const analysis::Config& c) {
+    return static_cast<double>(analysis::simulate(c).peak_memory_bytes);
+  };
+  const double plain = peak(cfg);
+  cfg.layer.options["gradient_accumulation_fusion"] = "true";
+  CHECK(peak(cfg) - plain == 2 * held);
+  cfg.workload.dtype = rt::DType::f32;
+  const double fused32 = peak(cfg);
+  cfg.layer.options["gradient_accumulation_fusion"] = "false";
+  CHECK(peak(cfg) == fused32);
 }
 
 // The groups of tp 2 × cp 2 × dp 2 (TP innermost: world rank r is TP rank r mod 2, CP rank ⌊r/2⌋ mod 2,
