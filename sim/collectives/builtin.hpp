@@ -26,6 +26,10 @@ namespace spsim::sim {
 // Hops from the deepest node to the root, over both trees (0 for one node).
 [[nodiscard]] int node_tree_depth(int nodes);
 
+// Why an algorithm that gives local GPU s slice s of every node cannot run on a multi-node group, or "":
+// the nodes hold different numbers of its GPUs, or (`nvls`) some node lacks an NVLS switch.
+[[nodiscard]] std::string slice_nodes_refusal(const GroupShape& shape, bool nvls);
+
 // One step whose flows cross an intra-node or inter-node hop, as the tuner and the closed forms see it:
 //   α + bytes / (parts · efficiency · bandwidth),   α = protocol step latency + route latency,
 // in seconds; `bytes` / `parts` share the bottleneck (a ring's n over P·C channels: bytes n, parts P·C).

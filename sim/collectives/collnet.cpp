@@ -43,9 +43,7 @@ class CollNetDirect final : public Algorithm {
     if (!g.sharp_switch)
       return "the fabric's switch does not reduce (cluster.inter_node.fabric.sharp: true, or --sharp, on a "
              "single_switch fabric)";
-    if (g.min_per_node != g.max_per_node)
-      return "the nodes hold different numbers of the group's GPUs (" + std::to_string(g.min_per_node) +
-             " to " + std::to_string(g.max_per_node) + "); slices need the same count on every node";
+    if (auto why = slice_nodes_refusal(g, false); !why.empty()) return why;
     if (g.max_per_node > 1 && g.intra_class != LinkClass::nvlink)
       return "CollNet Direct exchanges slices between a node's GPUs directly and needs NVSwitch (NCCL disables "
              "it elsewhere)";

@@ -34,12 +34,7 @@ class Nvls final : public Algorithm {
                "(cluster.inter_node.fabric.sharp, --sharp); the group spans " +
                std::to_string(g.nodes()) + " nodes (nvls_tree joins them by trees)";
       if (g.max_per_node < 2) return "one GPU per node has nothing to reduce in the NVSwitch (use collnet_direct)";
-      if (g.node_nvls_switches.empty())
-        return "not every node of the group has an NVSwitch with NVLS (H100/H200/B200 presets have one)";
-      if (g.min_per_node != g.max_per_node)
-        return "the nodes hold different numbers of the group's GPUs (" + std::to_string(g.min_per_node) +
-               " to " + std::to_string(g.max_per_node) + "); slices need the same count on every node";
-      return "";
+      return slice_nodes_refusal(g, true);
     }
     if (!g.nvls_switch)
       return "the group's GPUs are not all attached to an NVSwitch with NVLS (H100/H200/B200 presets have "

@@ -60,12 +60,7 @@ class NvlsTree final : public Algorithm {
     if (!g.multi_node())
       return "NVLS-Tree joins the NVLS switches of several nodes; the group spans one (use nvls)";
     if (g.max_per_node < 2) return "one GPU per node has nothing to reduce in the switch (use tree or ring)";
-    if (g.node_nvls_switches.empty())
-      return "not every node of the group has an NVSwitch with NVLS (H100/H200/B200 presets have one)";
-    if (g.min_per_node != g.max_per_node)
-      return "the nodes hold different numbers of the group's GPUs (" + std::to_string(g.min_per_node) +
-             " to " + std::to_string(g.max_per_node) + "); slices need the same count on every node";
-    return "";
+    return slice_nodes_refusal(g, true);
   }
 
   void run(const std::shared_ptr<CollectiveRun>& run) const override {

@@ -49,6 +49,15 @@ int node_tree_depth(int nodes) {
   return deepest;
 }
 
+std::string slice_nodes_refusal(const GroupShape& g, bool nvls) {
+  if (nvls && g.node_nvls_switches.empty())
+    return "not every node of the group has an NVSwitch with NVLS (H100/H200/B200 presets have one)";
+  if (g.min_per_node != g.max_per_node)
+    return "the nodes hold different numbers of the group's GPUs (" + std::to_string(g.min_per_node) + " to " +
+           std::to_string(g.max_per_node) + "); slices need the same count on every node";
+  return "";
+}
+
 double hop_s(const GroupShape& shape, const ProtocolCosts& costs, bool inter_node, double bytes,
              double parts) {
   const Time latency = inter_node ? shape.inter_latency : shape.intra_latency;
