@@ -46,6 +46,17 @@ void apply_entry(ProtocolTable::Entry& e, const nlohmann::json& j, const std::st
   set("network_step_latency_us", e.step_latency[2]);
 }
 
+// tuning.<name> = {"efficiency": f}, f a fraction of the bandwidth in [0, 1] (tree, collnet).
+void apply_efficiency(const nlohmann::json& tuning, const std::string& path, const char* name, double& out) {
+  if (!tuning.contains(name)) return;
+  const auto& j = tuning.at(name);
+  const std::string p = join_path(path, name);
+  check_keys(j, p, {"efficiency"});
+  if (!j.contains("efficiency")) return;
+  out = get_nonnegative(j, p, "efficiency", true);
+  if (out > 1) throw InputError(join_path(p, "efficiency"), "a fraction of the bandwidth, at most 1");
+}
+
 void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std::string& path) {
   check_keys(tuning, path, {"simple", "ll", "ll128", "nvls", "tree", "collnet", "channels", "source"});
   for (int p = 0; p < kProtocols; ++p) {
@@ -76,26 +87,8 @@ void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std:
       table.nvls_latency[1] = Time::from_us(get_latency_us(j, np, "network_latency_us"));
     if (j.contains("efficiency")) table.nvls_efficiency = get_nonnegative(j, np, "efficiency", true);
   }
-  if (tuning.contains("tree")) {
-    const auto& j = tuning.at("tree");
-    const std::string tp = join_path(path, "tree");
-    check_keys(j, tp, {"efficiency"});
-    if (j.contains("efficiency")) {
-      table.tree_efficiency = get_nonnegative(j, tp, "efficiency", true);
-      if (table.tree_efficiency > 1)
-        throw InputError(join_path(tp, "efficiency"), "a fraction of the bandwidth, at most 1");
-    }
-  }
-  if (tuning.contains("collnet")) {
-    const auto& j = tuning.at("collnet");
-    const std::string cp = join_path(path, "collnet");
-    check_keys(j, cp, {"efficiency"});
-    if (j.contains("efficiency")) {
-      table.collnet_efficiency = get_nonnegative(j, cp, "efficiency", true);
-      if (table.collnet_efficiency > 1)
-        throw InputError(join_path(cp, "efficiency"), "a fraction of the bandwidth, at most 1");
-    }
-  }
+  apply_efficiency(tuning, path, "tree", table.tree_efficiency);
+  apply_efficiency(tuning, path, "collnet", table.collnet_efficiency);
   if (tuning.contains("channels")) {
     const auto& j = tuning.at("channels");
     const std::string cp = join_path(path, "channels");

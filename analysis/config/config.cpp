@@ -261,7 +261,7 @@ SimulationConfig parse_simulation(const JsonObject& root) {
           obj.path("compute_slowdown"),
           "expected a number >= 0 (0.1 = compute 10% slower during communication), got " + describe_json(v));
     out.compute_slowdown = v.get<double>();
-    out.compute_slowdown_basis = "simulation.compute_slowdown";
+    out.compute_slowdown_basis = SimulationConfig::kGivenBasis;
   }
   return out;
 }
@@ -409,7 +409,7 @@ Json with_cluster_override(Json doc, const ConfigOverrides& overrides) {
 // threads and their registers, so a GEMM's or an attention kernel's CTA does not fit beside one), so
 // compute keeps SMs − C of the SMs and takes SMs / (SMs − C) as long: a slowdown of C / (SMs − C).
 void resolve_compute_slowdown(Config& c) {
-  if (c.simulation.compute_slowdown_basis == "simulation.compute_slowdown") return;
+  if (c.simulation.compute_slowdown_given()) return;
   c.simulation.compute_slowdown = SimulationConfig{}.compute_slowdown;
   c.simulation.compute_slowdown_basis = SimulationConfig{}.compute_slowdown_basis;
   if (!c.cluster) return;

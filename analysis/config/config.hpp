@@ -85,6 +85,8 @@ struct SimulationConfig {
   // How compute_slowdown was set: "simulation.compute_slowdown", "NCCL's 24 channels hold 24 of 108
   // SMs" or "default, uncalibrated" (simulate's header says it).
   std::string compute_slowdown_basis = "default, uncalibrated";
+  static constexpr const char* kGivenBasis = "simulation.compute_slowdown";
+  [[nodiscard]] bool compute_slowdown_given() const { return compute_slowdown_basis == kGivenBasis; }
   // Fused-attention kernel family (fa2, fa3, fa4, cudnn; sim/compute/attention_kernel.hpp); empty = the
   // GPU's default_attention_kernel.
   std::string attention_kernel;

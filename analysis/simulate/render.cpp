@@ -56,7 +56,7 @@ std::string header(const Config& cfg, const SimSummary& s) {
          (w.passes == models::Passes::fwd ? ", forward only" : ", forward+backward") + "; network " +
          sim::network_mode_name(cfg.simulation.network) + ", compute slowdown during comm " +
          format_fixed(100 * s.compute_slowdown, 0) + "%" +
-         (cfg.simulation.compute_slowdown_basis == "simulation.compute_slowdown"
+         (cfg.simulation.compute_slowdown_given()
               ? std::string()
               : " (" + cfg.simulation.compute_slowdown_basis + ")") +
          (s.attention_kernel.empty() ? std::string() : "; attention kernel " + s.attention_kernel) + "\n\n";

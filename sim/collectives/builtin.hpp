@@ -43,5 +43,8 @@ namespace spsim::sim {
 // add Time values (tree, NVLS, halving-doubling, hierarchical).
 [[nodiscard]] Time hop_time(const GroupShape& shape, const ProtocolCosts& costs, bool inter_node,
                             double bytes_per_link);
+// A stream of `bytes` between a GPU and the network switch that reduces (GroupShape::sharp_switch), one
+// direction: the protocol's step latency + the route latency + bytes / (efficiency · NIC bandwidth).
+[[nodiscard]] Time sharp_hop_time(const GroupShape& shape, const ProtocolCosts& costs, double bytes);
 
 }  // namespace spsim::sim

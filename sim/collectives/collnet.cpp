@@ -77,8 +77,7 @@ class CollNetDirect final : public Algorithm {
   [[nodiscard]] double estimate_s(const CollectiveCall& call, const GroupShape& g,
                                   const ProtocolCosts& costs) const override {
     const int per = g.max_per_node;
-    const Time net = costs.step(g.inter_class) + g.sharp_hop_latency +
-                     Time::from_seconds(call.bytes / per / (costs.efficiency_on(g.inter_class) * g.inter_Bps));
+    const Time net = sharp_hop_time(g, costs, call.bytes / per);
     const Time port = per > 1 ? costs.step(LinkClass::nvlink) + g.intra_switch_latency +
                                     Time::from_seconds(2 * call.bytes * (per - 1) / per /
                                                        (costs.efficiency_on(g.intra_class) * g.intra_Bps))

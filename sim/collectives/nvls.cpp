@@ -61,8 +61,7 @@ class Nvls final : public Algorithm {
       const int per = g.max_per_node;
       const Time nvl = costs.step(LinkClass::nvlink) + g.nvls_hop_latency;
       const Time port = nvl + Time::from_seconds(call.bytes * (per + 1) / per / (costs.efficiency * g.intra_Bps));
-      const Time net = costs.step(g.inter_class) + g.sharp_hop_latency +
-                       Time::from_seconds(call.bytes / per / (costs.efficiency_on(g.inter_class) * g.inter_Bps));
+      const Time net = sharp_hop_time(g, costs, call.bytes / per);
       return (std::max(port, net) + nvl).seconds();
     }
     return estimate(call, g, costs).seconds();

@@ -72,6 +72,11 @@ double spine_s(const GroupShape& shape, const ProtocolCosts& costs, double bytes
          bytes / (costs.efficiency_on(shape.inter_class) * shape.spine_Bps);
 }
 
+Time sharp_hop_time(const GroupShape& shape, const ProtocolCosts& costs, double bytes) {
+  return costs.step(shape.inter_class) + shape.sharp_hop_latency +
+         Time::from_seconds(bytes / (costs.efficiency_on(shape.inter_class) * shape.inter_Bps));
+}
+
 Time hop_time(const GroupShape& shape, const ProtocolCosts& costs, bool inter_node, double bytes_per_link) {
   const Time latency = inter_node ? shape.inter_latency : shape.intra_latency;
   const double bw = inter_node ? shape.inter_Bps : shape.intra_Bps;
