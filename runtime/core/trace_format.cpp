@@ -124,6 +124,7 @@ const OpShapes& no_shapes() {
 
 struct ShapeTable::Impl {
   std::unordered_set<OpShapes, OpShapesHash, OpShapesEqual> shapes;  // node-based: addresses stay put
+  std::unordered_set<std::string> names;                            // the same
   double bytes = 0;
 };
 
@@ -139,6 +140,12 @@ const OpShapes* ShapeTable::intern(OpShapes shapes) {
     impl_->bytes += b;
   }
   return &*it;
+}
+
+std::string_view ShapeTable::name(std::string_view text) {
+  const auto [it, inserted] = impl_->names.emplace(text);
+  if (inserted) impl_->bytes += static_cast<double>(sizeof(std::string) + it->capacity() + 4 * sizeof(void*));
+  return *it;
 }
 
 const OpShapes* ShapeTable::intern(std::span<const Shape* const> operands, const KernelShapes& kernels) {

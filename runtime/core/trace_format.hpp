@@ -34,6 +34,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -81,6 +82,8 @@ class ShapeTable {
   // The same for operands given by address: an op whose shapes are in the table already (nearly
   // every op of a long trace) is found without copying them.
   [[nodiscard]] const OpShapes* intern(std::span<const Shape* const> operands, const KernelShapes& kernels);
+  // `text` stored once, at a stable address (a phase's name).
+  [[nodiscard]] std::string_view name(std::string_view text);
   [[nodiscard]] double bytes() const;  // what the table holds, for the trace-memory guard
 
  private:
@@ -146,14 +149,18 @@ struct Free {
   std::uint64_t storage = 0;
   std::uint64_t bytes = 0;  // as allocated
 };
+// A phase's name is interned in the trace's ShapeTable (ShapeTable::name), or static storage: with
+// every alternative trivially destructible a Record is too, so freeing a window of records the replay
+// is done with does not read them back from memory to destroy them.
 struct PhaseBegin {
-  std::string name;
+  std::string_view name;
 };
 struct PhaseEnd {
-  std::string name;
+  std::string_view name;
 };
 
 using Record = std::variant<ComputeOp, CommOp, Wait, Alloc, Free, PhaseBegin, PhaseEnd>;
+static_assert(std::is_trivially_destructible_v<Record>);
 
 struct RankTrace {
   int rank = 0;  // world rank

@@ -30,6 +30,8 @@ const OpShapes* Recorder::intern(std::span<const Shape* const> operands, const K
   return state_->shapes->intern(operands, kernels);
 }
 
+std::string_view Recorder::name(std::string_view text) { return state_->shapes->name(text); }
+
 int Recorder::rank() const {
   return state_->trace.rank;
 }

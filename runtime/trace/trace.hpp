@@ -27,6 +27,8 @@ class Recorder {
   void reserve(std::size_t records);                      // room for this many records
   // For a ComputeOp's `detail`: the operands' shapes and the kernels, interned in the shared table.
   [[nodiscard]] const OpShapes* intern(std::span<const Shape* const> operands, const KernelShapes& kernels);
+  // A phase's name, interned in the shared table.
+  [[nodiscard]] std::string_view name(std::string_view text);
   void add_group(const Group& group);                     // no-op if already known
   [[nodiscard]] std::uint64_t next_collective_seq(GroupId group);
   [[nodiscard]] std::uint64_t next_p2p_seq(GroupId group, int src, int dst, int tag);

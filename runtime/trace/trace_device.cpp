@@ -478,10 +478,10 @@ void TraceDevice::swiglu_backward(const Tensor& gate, const Tensor& up, const Te
 // ---- annotations -------------------------------------------------------------------------------
 
 void TraceDevice::begin_phase(std::string_view name) {
-  recorder_.add(PhaseBegin{std::string(name)});
+  recorder_.add(PhaseBegin{recorder_.name(name)});
 }
 void TraceDevice::end_phase(std::string_view name) {
-  recorder_.add(PhaseEnd{std::string(name)});
+  recorder_.add(PhaseEnd{recorder_.name(name)});
 }
 
 }  // namespace spsim::rt::trace

@@ -17,8 +17,6 @@ TraceBudgetExceeded::TraceBudgetExceeded(double bytes_, int ranks_done_, int wor
 
 double trace_bytes(const RankTrace& trace) {
   double bytes = static_cast<double>(trace.records.capacity() * sizeof(Record));
-  for (const auto& r : trace.records)
-    if (const auto* ph = std::get_if<PhaseBegin>(&r)) bytes += static_cast<double>(ph->name.capacity());
   for (const auto& g : trace.groups)
     bytes += static_cast<double>(sizeof(Group) + g.members.capacity() * sizeof(int));
   return bytes;

@@ -36,8 +36,8 @@ struct Cluster::Impl {
   mutable std::vector<std::pair<std::int64_t, int>> best;
   mutable std::vector<LinkId> pred;
   mutable std::vector<DeviceId> touched;
-  // Per source: the devices its stopped searches have settled so far, and, once that reaches the
-  // device count, its whole shortest-path tree (the link that reaches each device; -1: none).
+  // Per source: the work its stopped searches have done so far (search()'s count), and, once that
+  // reaches a whole tree's, its whole shortest-path tree (the link that reaches each device; -1: none).
   mutable std::vector<std::size_t> searched;
   mutable std::vector<std::vector<LinkId>> tree;
   // Per source: the routes used so far, by destination (sorted). A source reaches a few destinations
@@ -67,8 +67,9 @@ struct Cluster::Impl {
   void build_presets();
   void build_explicit(const ExplicitTopology& t);
   // Dijkstra from src into the scratch; it stops once `stop` is settled (-1: never). Returns whether
-  // `stop` was, and counts the devices settled.
+  // `stop` was, and counts its work: the devices settled and the links looked along.
   bool search(DeviceId src, DeviceId stop, std::size_t& settled) const;
+  [[nodiscard]] bool dead_end(DeviceId v, DeviceId u, DeviceId stop) const;
   void reset_scratch() const;
   // The links of the shortest path from src to dst (src != dst), in order.
   std::vector<LinkId> path_to(DeviceId src, DeviceId dst) const;
@@ -156,6 +157,8 @@ bool Cluster::Impl::search(DeviceId src, DeviceId stop, std::size_t& settled) co
     for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(u), graph); e != end; ++e) {
       const LinkId l = index[*e];
       const auto v = static_cast<DeviceId>(boost::target(*e, graph));
+      ++settled;  // the work, counted against a whole tree's
+      if (stop >= 0 && dead_end(v, u, stop)) continue;
       const std::pair<std::int64_t, int> cand{lat + links[static_cast<std::size_t>(l)].latency.count_ps(),
                                               hops + 1};
       if (cand < best[static_cast<std::size_t>(v)]) {
@@ -167,6 +170,21 @@ bool Cluster::Impl::search(DeviceId src, DeviceId stop, std::size_t& settled) co
   return false;
 }
 
+// Whether a search for `stop` may leave v, entered from u, out: v is not `stop` and leads only back to
+// u or to GPUs other than `stop` (a GPU forwards nothing), so no path to `stop` runs through it. A
+// search for one device then steps over the rest of a fabric's NICs and GPUs and the NVSwitches of
+// other nodes instead of settling them; the path it finds is the same, since the devices it leaves
+// out lie on no path to `stop` and change the distance of no device that does.
+bool Cluster::Impl::dead_end(DeviceId v, DeviceId u, DeviceId stop) const {
+  if (v == stop) return false;
+  if (devices[static_cast<std::size_t>(v)].kind == DeviceKind::gpu) return true;
+  for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(v), graph); e != end; ++e) {
+    const auto w = static_cast<DeviceId>(boost::target(*e, graph));
+    if (w == stop || (w != u && devices[static_cast<std::size_t>(w)].kind != DeviceKind::gpu)) return false;
+  }
+  return true;
+}
+
 void Cluster::Impl::reset_scratch() const {
   for (DeviceId v : touched) {
     best[static_cast<std::size_t>(v)] = {std::numeric_limits<std::int64_t>::max(), 0};
@@ -176,14 +194,15 @@ void Cluster::Impl::reset_scratch() const {
 }
 
 // A search that stops once dst is settled finds the path the whole tree holds: a settled device's
-// predecessor is final, and the search pops devices in the same order whether it stops or runs on. A
-// source's few destinations (its node's GPUs, its ring neighbour) settle long before the far end of
-// a large fabric, so most sources never need a tree of every device; one that keeps asking (an
-// all-to-all's) gets its whole tree once its stopped searches have settled as many devices as the
-// tree has, which bounds the work at twice the trees'.
+// predecessor is final, and the search pops devices in the same order whether it stops or runs on
+// (the dead ends it leaves out lie on no path to dst). A source's few destinations (its node's GPUs,
+// its ring neighbour) settle long before the far end of a large fabric, so most sources never need a
+// tree of every device; one that keeps asking (an all-to-all's) gets its whole tree once its stopped
+// searches have done a tree's work (a pop per device and a look along each link), which bounds the
+// work at twice the trees'.
 std::vector<LinkId> Cluster::Impl::path_to(DeviceId src, DeviceId dst) const {
   const auto s = static_cast<std::size_t>(src);
-  if (tree[s].empty() && searched[s] >= devices.size()) {
+  if (tree[s].empty() && searched[s] >= devices.size() + links.size()) {
     std::size_t settled = 0;
     search(src, -1, settled);
     tree[s] = pred;

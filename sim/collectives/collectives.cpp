@@ -128,7 +128,7 @@ void CollectiveRun::transfer(int from, int to, double bytes, std::function<void(
         self->record(to, 0);
         then();
       },
-      TransferOptions{costs_.step(route.link_class), costs_.efficiency_on(route.link_class)});
+      TransferOptions{costs_.step(route.link_class), costs_.efficiency_on(route.link_class), &route});
 }
 
 void CollectiveRun::transfer_device(int rank, DeviceId other, bool to_device, double bytes,
@@ -142,7 +142,7 @@ void CollectiveRun::transfer_device(int rank, DeviceId other, bool to_device, do
         self->record(rank, 0);
         then();
       },
-      TransferOptions{costs_.step(route.link_class), costs_.efficiency_on(route.link_class)});
+      TransferOptions{costs_.step(route.link_class), costs_.efficiency_on(route.link_class), &route});
 }
 
 void CollectiveRun::start_sub(CollectiveCall sub, std::function<void()> then) {
@@ -343,7 +343,7 @@ void Collectives::send(DeviceId src, DeviceId dst, double bytes, Protocol protoc
   const auto costs =
       resolve_protocol(protocols_, protocol, AlgorithmFamily::ring, CommKind::sendrecv, multi, 2);
   network_.transfer(src, dst, bytes, std::move(done),
-                    TransferOptions{costs.base_latency + costs.step(route.link_class), costs.efficiency});
+                    TransferOptions{costs.base_latency + costs.step(route.link_class), costs.efficiency, &route});
 }
 
 double Collectives::send_estimate_s(DeviceId src, DeviceId dst, double bytes, Protocol protocol) const {

@@ -14,7 +14,7 @@ class AnalyticalNetwork final : public Network {
   void transfer(DeviceId src, DeviceId dst, double bytes, Done done,
                 const TransferOptions& options) override {
     ++stats_.transfers;
-    const Route& r = cluster_.route(src, dst);
+    const Route& r = options.route != nullptr ? *options.route : cluster_.route(src, dst);
     Time t = r.latency + options.extra_latency;
     if (!r.links.empty() && bytes > 0) t += Time::from_seconds(bytes / options.efficiency / r.bottleneck_Bps);
     engine_.schedule_after(t, [this, done = std::move(done)] {

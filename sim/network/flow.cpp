@@ -21,7 +21,7 @@ FlowNetwork::FlowNetwork(Engine& engine, const Cluster& cluster)
 void FlowNetwork::transfer(DeviceId src, DeviceId dst, double bytes, Done done,
                            const TransferOptions& options) {
   ++stats_.transfers;
-  const Route& route = cluster_.route(src, dst);
+  const Route& route = options.route != nullptr ? *options.route : cluster_.route(src, dst);
   const double wire = bytes / options.efficiency;
   const Time latency = route.latency + options.extra_latency;
   if (route.links.empty() || wire <= 0) {
@@ -39,6 +39,26 @@ void FlowNetwork::transfer(DeviceId src, DeviceId dst, double bytes, Done done,
   f.remaining = wire;
   f.done = std::move(done);
   engine_.schedule_after(latency, [this, slot] { start_flow(slot); });
+}
+
+void FlowNetwork::LinkFlowList::push_back(std::uint32_t slot) {
+  if (n_ == cap_) {
+    auto* grown = new std::uint32_t[2 * cap_];
+    std::copy(begin(), end(), grown);
+    if (cap_ > kInline) delete[] heap_;
+    heap_ = grown;
+    cap_ *= 2;
+  }
+  data()[n_++] = slot;
+}
+
+void FlowNetwork::LinkFlowList::remove(std::uint32_t slot) {
+  std::uint32_t* d = data();
+  for (std::uint32_t i = 0; i < n_; ++i)
+    if (d[i] == slot) {
+      d[i] = d[--n_];
+      return;
+    }
 }
 
 std::uint32_t FlowNetwork::new_slot() {
@@ -80,15 +100,7 @@ void FlowNetwork::complete(std::uint32_t slot) {
   f.active = false;
   f.completion = {};
   --active_;
-  for (LinkId l : *f.links) {
-    auto& list = link_flows_[static_cast<std::size_t>(l)];
-    for (std::size_t i = 0; i < list.size(); ++i)
-      if (list[i] == slot) {
-        list[i] = list.back();
-        list.pop_back();
-        break;
-      }
-  }
+  for (LinkId l : *f.links) link_flows_[static_cast<std::size_t>(l)].remove(slot);
   Done done = std::move(f.done);
   free_slots_.push_back(slot);
   // The freed bandwidth goes to the flows that shared links with this one; a flow that had its links
@@ -123,34 +135,57 @@ void FlowNetwork::collect_component(const std::vector<LinkId>& seeds) {
     }
 }
 
-// Max-min fair rates of the collected component's flows into rates_.
-void FlowNetwork::solve_component() {
+// Max-min fair rates of the collected flows that share links with another route (general_[i]) into
+// rates_[i]. The solver sees those flows and their links in collection order, so it breaks ties as it
+// did when it was given the whole collection: the flows left out are components of their own, and
+// progressive filling on disjoint components is filling on each.
+void FlowNetwork::solve_general() {
   comp_capacity_.clear();
-  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
-    local_index_[static_cast<std::size_t>(comp_links_[i])] = static_cast<int>(i);
-    comp_capacity_.push_back(capacity_[static_cast<std::size_t>(comp_links_[i])]);
+  for (LinkId l : comp_links_) {
+    const auto& on = link_flows_[static_cast<std::size_t>(l)];
+    if (on.empty() || !general_slot_[on.front()]) continue;  // a link's flows are all of one component
+    local_index_[static_cast<std::size_t>(l)] = static_cast<int>(comp_capacity_.size());
+    comp_capacity_.push_back(capacity_[static_cast<std::size_t>(l)]);
   }
   offsets_.assign(1, 0);
   local_links_.clear();
   for (std::uint32_t s : comp_flows_) {
+    if (!general_slot_[s]) continue;
     for (LinkId l : *flows_[s].links) local_links_.push_back(local_index_[static_cast<std::size_t>(l)]);
     offsets_.push_back(static_cast<int>(local_links_.size()));
   }
-  solver_.solve(comp_capacity_, offsets_, local_links_, rates_);
+  solver_.solve(comp_capacity_, offsets_, local_links_, general_rates_);
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < comp_flows_.size(); ++i)
+    if (general_slot_[comp_flows_[i]]) rates_[i] = general_rates_[k++];
 }
 
 void FlowNetwork::recompute(const std::vector<LinkId>& seeds) {
   collect_component(seeds);
   if (comp_flows_.empty()) return;
-  if (comp_flows_.size() == 1) {
-    // A flow alone on its links gets the least of their capacities: what progressive filling gives
-    // it, to the bit (its first share is that capacity over one flow).
+  // The flows that start or end in one instant may touch several components. A flow whose links carry
+  // only flows of its own route (one alone, or a rank's messages to one peer) is in a component of k
+  // such flows, and each gets the least of the route's capacities over k: what progressive filling
+  // gives them, to the bit (the first of their links it freezes has the least capacity / k, and it
+  // freezes all k there). The others go to the solver.
+  general_slot_.resize(flows_.size());
+  rates_.resize(comp_flows_.size());
+  bool any_general = false;
+  for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
+    const std::uint32_t slot = comp_flows_[i];
+    const std::vector<LinkId>* route = flows_[slot].links;
     double rate = std::numeric_limits<double>::infinity();
-    for (LinkId l : *flows_[comp_flows_[0]].links) rate = std::min(rate, capacity_[static_cast<std::size_t>(l)]);
-    rates_.assign(1, rate);
-  } else {
-    solve_component();
+    bool alone = true;
+    for (LinkId l : *route) {
+      const auto& on = link_flows_[static_cast<std::size_t>(l)];
+      for (std::uint32_t other : on) alone = alone && flows_[other].links == route;
+      rate = std::min(rate, capacity_[static_cast<std::size_t>(l)] / static_cast<double>(on.size()));
+    }
+    general_slot_[slot] = !alone;
+    any_general = any_general || !alone;
+    rates_[i] = rate;
   }
+  if (any_general) solve_general();
   const Time now = engine_.now();
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
     const std::uint32_t slot = comp_flows_[i];

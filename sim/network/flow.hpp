@@ -36,6 +36,35 @@ class FlowNetwork final : public Network {
     Done done;
   };
 
+  // The active flow slots on one link, in order of arrival but for removals (the last one takes the
+  // removed one's place). A link carries a few flows at a time, so up to kInline of them sit in the
+  // list itself: a flow's start and end then touch one cache line per link, not a list and its array.
+  class LinkFlowList {
+   public:
+    LinkFlowList() = default;
+    LinkFlowList(const LinkFlowList&) = delete;
+    LinkFlowList& operator=(const LinkFlowList&) = delete;
+    ~LinkFlowList() {
+      if (cap_ > kInline) delete[] heap_;
+    }
+    [[nodiscard]] bool empty() const { return n_ == 0; }
+    [[nodiscard]] std::size_t size() const { return n_; }
+    [[nodiscard]] const std::uint32_t* begin() const { return cap_ > kInline ? heap_ : inline_; }
+    [[nodiscard]] const std::uint32_t* end() const { return begin() + n_; }
+    [[nodiscard]] std::uint32_t front() const { return *begin(); }
+    void push_back(std::uint32_t slot);
+    void remove(std::uint32_t slot);  // one that is on the list
+
+   private:
+    static constexpr std::uint32_t kInline = 6;
+    [[nodiscard]] std::uint32_t* data() { return cap_ > kInline ? heap_ : inline_; }
+    std::uint32_t n_ = 0, cap_ = kInline;
+    union {
+      std::uint32_t inline_[kInline];
+      std::uint32_t* heap_;
+    };
+  };
+
   [[nodiscard]] std::uint32_t new_slot();  // an inactive flow slot, reused or new
   void start_flow(std::uint32_t slot);       // the slot's latency has passed: join the active flows
   void complete(std::uint32_t slot);
@@ -44,11 +73,11 @@ class FlowNetwork final : public Network {
   // start or end together (a ring step's) are solved once, not once per flow.
   void defer_recompute(const std::vector<LinkId>& links);
   void collect_component(const std::vector<LinkId>& seeds);
-  void solve_component();
+  void solve_general();
 
   Engine& engine_;
   const Cluster& cluster_;
-  std::vector<std::vector<std::uint32_t>> link_flows_;  // active flow slots per link
+  std::vector<LinkFlowList> link_flows_;  // active flow slots per link
   std::vector<double> capacity_;
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_slots_;
@@ -62,7 +91,8 @@ class FlowNetwork final : public Network {
   std::vector<int> local_index_;
   std::vector<double> comp_capacity_;
   std::vector<int> offsets_, local_links_;
-  std::vector<double> rates_;
+  std::vector<double> rates_, general_rates_;
+  std::vector<char> general_slot_;  // by flow slot, for the current recompute: solved by the solver
   MaxMinSolver solver_;
   std::vector<LinkId> dirty_links_, seeds_;  // seeds of the deferred recompute (and its copy)
   bool recompute_pending_ = false;

@@ -22,6 +22,8 @@ enum class NetworkMode : std::uint8_t {
 struct TransferOptions {
   Time extra_latency{};   // added to the route's latency (e.g. a protocol's per-step cost)
   double efficiency = 1;  // payload fraction: the transfer occupies bytes / efficiency of link capacity
+  // cluster().route(src, dst), where the caller has it already (null: the network looks it up).
+  const Route* route = nullptr;
 };
 
 struct NetworkStats {

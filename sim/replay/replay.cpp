@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -27,11 +26,52 @@ constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
 constexpr int kNoPhase = -1;
 
+// A first-in-first-out queue in one power-of-two buffer, indexed from the front. A rank's queues hold a
+// few entries at a time; std::deque spreads them over a map and a 512-byte block each, and at thousands
+// of ranks those blocks, cycled through as entries come and go, fall out of the caches.
+template <class T>
+class FifoRing {
+ public:
+  [[nodiscard]] bool empty() const { return size_ == 0; }
+  [[nodiscard]] std::size_t size() const { return size_; }
+  T& front() { return buf_[head_]; }
+  const T& front() const { return buf_[head_]; }
+  T& operator[](std::size_t i) { return buf_[(head_ + i) & (cap_ - 1)]; }
+  const T& operator[](std::size_t i) const { return buf_[(head_ + i) & (cap_ - 1)]; }
+  void push_back(const T& v) {
+    if (size_ == cap_) grow();
+    buf_[(head_ + size_) & (cap_ - 1)] = v;
+    ++size_;
+  }
+  void pop_front() {
+    head_ = (head_ + 1) & (cap_ - 1);
+    --size_;
+  }
+
+ private:
+  void grow() {
+    const std::size_t cap = cap_ == 0 ? 4 : 2 * cap_;
+    auto buf = std::make_unique<T[]>(cap);
+    for (std::size_t i = 0; i < size_; ++i) buf[i] = (*this)[i];
+    buf_ = std::move(buf);
+    cap_ = cap;
+    head_ = 0;
+  }
+  std::unique_ptr<T[]> buf_;
+  std::size_t cap_ = 0, head_ = 0, size_ = 0;
+};
+
 struct PendingComm {
   std::size_t record = 0;
   const CommOp* op = nullptr;  // the record's (held until released: RankRecords::at)
   std::uint64_t compute_ticket = 0;  // launched compute ops issued before it: all must have ended
   bool joins_launch = false;  // CommOp::joins_launch: runs in the launch of the op before it
+};
+
+// A comm op issued and not yet ended: its timing, and the innermost phase open when it was issued.
+struct LiveComm {
+  CommTiming timing;
+  int phase = kNoPhase;
 };
 
 struct QueuedCompute {
@@ -75,14 +115,13 @@ struct RankState {
   std::size_t cursor = 0;
   std::size_t released = 0;                  // the last release_before's bound
   std::size_t blocked_on = kNone;            // comm ordinal the cursor waits for
-  std::deque<QueuedCompute> compute_queue;  // issued, not yet started
+  FifoRing<QueuedCompute> compute_queue;  // issued, not yet started
   std::uint64_t compute_issued = 0, compute_done = 0;
   RunningCompute running;
-  std::deque<PendingComm> comm_queue;
+  FifoRing<PendingComm> comm_queue;
   // Timings of the comm ops issued and not yet ended, ordinals comm_done, comm_done + 1, ...; the
   // front is the running one once it starts.
-  std::deque<CommTiming> comm_live;
-  std::deque<int> comm_phase;        // the innermost phase open when each comm_live op was issued
+  FifoRing<LiveComm> comm_live;
   bool comm_active = false;          // comm_live.front() runs
   int parts_left = 0;                // of the active op: send and/or receive parts still open
   Time covered{};                    // compute time overlapping the active op so far (exposed comm)
@@ -159,7 +198,7 @@ class Replayer {
   // The timing of rank r's comm op of this ordinal, issued and not yet ended.
   CommTiming& comm_timing(int r, std::size_t ordinal) {
     RankState& s = state(r);
-    return s.comm_live[ordinal - s.comm_done];
+    return s.comm_live[ordinal - s.comm_done].timing;
   }
 
   // ---- summaries ----------------------------------------------------------------------------------
@@ -203,7 +242,7 @@ class Replayer {
     std::size_t low = s.cursor;
     if (!s.compute_queue.empty()) low = std::min(low, s.compute_queue.front().record);
     if (!s.comm_queue.empty()) low = std::min(low, s.comm_queue.front().record);
-    if (s.comm_active) low = std::min(low, s.comm_live.front().record);
+    if (s.comm_active) low = std::min(low, s.comm_live.front().timing.record);
     if (low < s.released + kReleaseStride) return;
     s.records->release_before(low);
     s.released = low;
@@ -229,8 +268,7 @@ class Replayer {
         try_start_compute(r);
       } else if (const auto* comm = std::get_if<CommOp>(rec)) {
         s.comm_queue.push_back({i, comm, s.compute_issued, comm->joins_launch});
-        s.comm_live.push_back(CommTiming{.record = i, .kind = comm->kind});
-        s.comm_phase.push_back(s.phase());
+        s.comm_live.push_back({CommTiming{.record = i, .kind = comm->kind}, s.phase()});
         ++s.comm_issued;
         try_start_comm(r);
       } else if (const auto* w = std::get_if<rt::trace::Wait>(rec)) {
@@ -242,7 +280,7 @@ class Replayer {
       } else if (const auto* f = std::get_if<rt::trace::Free>(rec)) {
         s.live_bytes -= f->bytes;
       } else if (const auto* b = std::get_if<rt::trace::PhaseBegin>(rec)) {
-        s.phases.push_back({b->name, s.phase()});
+        s.phases.push_back({std::string(b->name), s.phase()});
         s.open_phases.push_back(static_cast<int>(s.phases.size()) - 1);
       } else if (std::holds_alternative<rt::trace::PhaseEnd>(*rec) && !s.open_phases.empty()) {
         s.closed_phases.push_back(s.open_phases.back());
@@ -256,15 +294,21 @@ class Replayer {
   std::size_t comm_ordinal(int r, std::size_t comm_record, std::size_t wait_record) {
     const RankState& s = state(r);
     const auto& live = s.comm_live;
-    if (comm_record < wait_record && s.comm_done > 0 && (live.empty() || comm_record < live.front().record))
+    if (comm_record < wait_record && s.comm_done > 0 && (live.empty() || comm_record < live.front().timing.record))
       return 0;
-    const auto it = std::lower_bound(live.begin(), live.end(), comm_record,
-                                     [](const CommTiming& c, std::size_t rec) { return c.record < rec; });
-    if (comm_record >= wait_record || it == live.end() || it->record != comm_record)
+    std::size_t lo = 0, hi = live.size();  // the first live op whose record is not below comm_record
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (live[mid].timing.record < comm_record)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (comm_record >= wait_record || lo == live.size() || live[lo].timing.record != comm_record)
       throw RuntimeError("replay: rank " + std::to_string(r) + " record " + std::to_string(wait_record) +
                          " waits for record " + std::to_string(comm_record) +
                          ", which is not an earlier CommOp");
-    return s.comm_done + static_cast<std::size_t>(it - live.begin());
+    return s.comm_done + lo;
   }
 
   // ---- compute stream -------------------------------------------------------------------------
@@ -332,7 +376,8 @@ class Replayer {
     totals.time_s += (done.end - done.start).seconds();
     totals.flops += s.running.flops;
     tl.busy.compute += done.end - done.start;
-    if (s.comm_active) s.covered += std::max(Time{}, done.end - std::max(done.start, s.comm_live.front().ready));
+    if (s.comm_active)
+      s.covered += std::max(Time{}, done.end - std::max(done.start, s.comm_live.front().timing.ready));
     widen(r, s.running.phase, done.start, done.end);
     if (options_.op_timings) tl.compute.push_back(done);
     tl.finish = std::max(tl.finish, engine_.now());
@@ -354,7 +399,7 @@ class Replayer {
     const CommOp& op = *s.comm_queue.front().op;
     s.comm_queue.pop_front();
     s.comm_active = true;  // comm ops run in issue order: the next one is ordinal comm_done
-    CommTiming& t = s.comm_live.front();
+    CommTiming& t = s.comm_live.front().timing;
     t.ready = t.start = engine_.now();
     s.covered = Time{};
     on_comm_activity_change(r);
@@ -381,7 +426,7 @@ class Replayer {
   void end_comm(int r) {
     RankState& s = state(r);
     RankTimeline& tl = timeline(r);
-    CommTiming t = s.comm_live.front();
+    CommTiming t = s.comm_live.front().timing;
     t.end = engine_.now();
     // Exposed: the op's busy time less the compute that ran meanwhile (ops that ended during it were
     // added as they ended; the one running now overlaps it up to now).
@@ -389,10 +434,9 @@ class Replayer {
     tl.busy.comm += t.end - t.ready;
     tl.busy.exposed_comm += (t.end - t.ready) - s.covered;
     tally_comm(tl, t);
-    widen(r, s.comm_phase.front(), t.ready, t.end);
+    widen(r, s.comm_live.front().phase, t.ready, t.end);
     if (options_.op_timings) tl.comm.push_back(t);
     s.comm_live.pop_front();
-    s.comm_phase.pop_front();
     tl.finish = std::max(tl.finish, engine_.now());
     s.comm_active = false;
     ++s.comm_done;
@@ -530,7 +574,7 @@ class Replayer {
     RankState& s = state(r);
     const bool sends = op.kind != CommKind::recv, receives = op.kind != CommKind::send;
     s.parts_left = (sends ? 1 : 0) + (receives ? 1 : 0);
-    CommTiming& t = s.comm_live.front();
+    CommTiming& t = s.comm_live.front().timing;
     t.protocol = p2p_protocol_;
     // Register the receive first: a message to oneself may then complete it.
     if (receives) {
@@ -552,7 +596,7 @@ class Replayer {
       throw RuntimeError("replay: rank " + std::to_string(r) + " sends to rank " + std::to_string(op.dst) +
                          " of a world of " + std::to_string(ranks_.size()));
     const MessageKey key{op.group, r, op.dst, op.tag, op.seq};
-    if (op.dst != r) state(r).comm_live.front().bytes_sent = static_cast<double>(op.bytes);
+    if (op.dst != r) state(r).comm_live.front().timing.bytes_sent = static_cast<double>(op.bytes);
     collectives_.send(state(r).device, state(op.dst).device, static_cast<double>(op.bytes), p2p_protocol_,
                       [this, r, key] {
                         arrive(key);
@@ -593,7 +637,7 @@ class Replayer {
         what += " (" + std::string(comm_kind_name(op->kind)) + ")";
       throw RuntimeError("replay: rank " + std::to_string(r) + " cannot finish: " + what + " " + why);
     };
-    if (s.comm_active) stuck(s.comm_live.front().record, "never completes (a peer never posts the matching op)");
+    if (s.comm_active) stuck(s.comm_live.front().timing.record, "never completes (a peer never posts the matching op)");
     if (!s.comm_queue.empty()) stuck(s.comm_queue.front().record, "never starts");
     if (s.blocked_on != kNone) stuck(s.cursor - 1, "(a Wait) never returns");
     if (s.records->at(s.cursor) != nullptr) stuck(s.cursor, "is never reached (host blocked)");

@@ -55,9 +55,9 @@ std::string describe(const Record& r) {
         else if constexpr (std::is_same_v<T, Free>)
           return "free " + std::to_string(x.bytes);
         else if constexpr (std::is_same_v<T, PhaseBegin>)
-          return "begin " + x.name;
+          return "begin " + std::string(x.name);
         else
-          return "end " + x.name;
+          return "end " + std::string(x.name);
       },
       r);
 }

@@ -128,7 +128,7 @@ class TraceBuilder {
   void wait(std::size_t comm_record) { add(tr::Wait{comm_record}); }
   void alloc(std::uint64_t id, std::uint64_t bytes) { add(tr::Alloc{id, bytes}); }
   void free(std::uint64_t id, std::uint64_t bytes) { add(tr::Free{id, bytes}); }
-  void phase(const std::string& name, bool begin) {
+  void phase(std::string_view name, bool begin) {  // a literal: the record keeps the view
     if (begin)
       add(tr::PhaseBegin{name});
     else

@@ -324,7 +324,7 @@ std::vector<PhaseSpan> phases_from_records(const tr::RankTrace& trace, const Ran
     } else if (mi < tl.comm.size() && tl.comm[mi].record == i) {
       s = tl.comm[mi].ready, e = tl.comm[mi].end, ++mi;
     } else if (const auto* b = std::get_if<tr::PhaseBegin>(&trace.records[i])) {
-      open.push_back({b->name});
+      open.push_back({std::string(b->name)});
     } else if (std::holds_alternative<tr::PhaseEnd>(trace.records[i]) && !open.empty()) {
       if (open.back().start != Time::max()) out.push_back({open.back().name, open.back().start, open.back().end});
       open.pop_back();
