@@ -20,6 +20,7 @@ struct Args {
   int nodes_per_leaf = 0;
   double oversubscription = 1;
   bool sharp = false;
+  bool no_pxn = false;
   bool json = false;
 };
 }  // namespace
@@ -62,12 +63,18 @@ Action add_collective(CLI::App& app) {
       "how the nodes' NICs are switched (default: the preset's, one non-blocking switch):\n"
       "  single_switch   every NIC on one switch\n"
       "  fat_tree        a leaf switch per --nodes-per-leaf nodes, leaves joined at a spine by uplinks\n"
-      "                  of (NICs on a leaf) x NIC bandwidth / --oversubscription");
+      "                  of (NICs on a leaf) x NIC bandwidth / --oversubscription\n"
+      "  rail_optimized  a leaf switch per rail (NIC index) of each group of --nodes-per-leaf nodes, each\n"
+      "                  with uplinks of (its NICs) x NIC bandwidth / --oversubscription to a spine;\n"
+      "                  cross-rail messages go over NVLink to the peer GPU on the right rail (PXN)");
   auto* per_leaf = sub->add_option("--nodes-per-leaf", a->nodes_per_leaf,
-                                   "with --fabric fat_tree: nodes on one leaf switch");
-  auto* over =
-      sub->add_option("--oversubscription", a->oversubscription,
-                      "with --fabric fat_tree: a leaf's downlink / uplink bandwidth (default 1; 2 = 2:1)");
+                                   "with --fabric fat_tree or rail_optimized: nodes on one leaf (group)");
+  auto* over = sub->add_option(
+      "--oversubscription", a->oversubscription,
+      "with --fabric fat_tree or rail_optimized: a leaf's downlink / uplink bandwidth (default 1; 2 = 2:1)");
+  sub->add_flag("--no-pxn", a->no_pxn,
+                "with --fabric rail_optimized: cross-rail messages leave through their own NIC and cross the\n"
+                "spine (NCCL_PXN_DISABLE=1) instead of going through the peer GPU on the destination's rail");
   sub->add_flag("--sharp", a->sharp,
                 "the fabric's switch reduces in the network (InfiniBand SHARP, single_switch fabrics): adds\n"
                 "CollNet (collnet_direct) to the all-reduce algorithms");
@@ -79,6 +86,7 @@ Action add_collective(CLI::App& app) {
     if (per_leaf->count() > 0) a->sweep.nodes_per_leaf = a->nodes_per_leaf;
     if (over->count() > 0) a->sweep.oversubscription = a->oversubscription;
     a->sweep.sharp = a->sharp;
+    a->sweep.no_pxn = a->no_pxn;
     const auto sweep = analysis::run_collective_sweep(a->sweep);
     std::cout << (a->json ? analysis::collective_json(sweep) : analysis::render_collective(sweep));
     return 0;

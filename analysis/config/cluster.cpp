@@ -181,35 +181,45 @@ IntraNodeConfig parse_intra(const nlohmann::json& j, const std::string& path) {
   return c;
 }
 
-// {"kind": "single_switch" | "fat_tree", "nodes_per_leaf": N, "oversubscription": R, "sharp": B}
+// {"kind": "single_switch" | "fat_tree" | "rail_optimized", "nodes_per_leaf": N, "oversubscription": R,
+//  "sharp": B, "pxn": B}
 FabricConfig parse_fabric(const nlohmann::json& j, const std::string& path) {
-  check_keys(j, path, {"kind", "nodes_per_leaf", "oversubscription", "sharp"});
+  check_keys(j, path, {"kind", "nodes_per_leaf", "oversubscription", "sharp", "pxn"});
   FabricConfig f;
+  constexpr const char* kKinds = "single_switch, fat_tree, rail_optimized";
   if (j.is_object() && !j.contains("kind"))
-    throw InputError(join_path(path, "kind"), "missing required key; valid choices: single_switch, fat_tree");
+    throw InputError(join_path(path, "kind"), std::string("missing required key; valid choices: ") + kKinds);
   const std::string kind = get_string(j, path, "kind");
   bool known = false;
-  for (auto k : {FabricKind::single_switch, FabricKind::fat_tree})
+  for (auto k : {FabricKind::single_switch, FabricKind::fat_tree, FabricKind::rail_optimized})
     if (kind == fabric_kind_name(k)) f.kind = k, known = true;
   if (!known)
-    throw InputError(join_path(path, "kind"),
-                     "unknown fabric '" + kind + "'; valid choices: single_switch, fat_tree");
+    throw InputError(join_path(path, "kind"), "unknown fabric '" + kind + "'; valid choices: " + kKinds);
+  auto flag = [&](const char* key, const char* meaning) {
+    if (!j.at(key).is_boolean())
+      throw InputError(join_path(path, key), std::string("expected true or false (") + meaning + "), got " +
+                                                 j.at(key).dump());
+    return j.at(key).get<bool>();
+  };
   if (j.contains("sharp")) {
-    if (!j.at("sharp").is_boolean())
-      throw InputError(join_path(path, "sharp"),
-                       "expected true or false (the switch reduces in the network: InfiniBand SHARP), got " +
-                           j.at("sharp").dump());
-    f.sharp = j.at("sharp").get<bool>();
+    f.sharp = flag("sharp", "the switch reduces in the network: InfiniBand SHARP");
     if (f.sharp && f.kind != FabricKind::single_switch)
       throw InputError(join_path(path, "sharp"),
                        "in-network reduction is modelled on one switch (kind 'single_switch'); SHARP's "
                        "aggregation over a fat tree's leaves and spine is not");
   }
+  if (j.contains("pxn")) {
+    f.pxn = flag("pxn", "cross-rail messages go through the peer GPU on the destination's rail: NCCL's PXN");
+    if (f.kind != FabricKind::rail_optimized)
+      throw InputError(join_path(path, "pxn"),
+                       "applies to kind 'rail_optimized' only (a leaf per NIC rail), not '" + kind + "'");
+  }
   if (f.kind == FabricKind::single_switch) {
     for (const char* key : {"nodes_per_leaf", "oversubscription"})
       if (j.contains(key))
         throw InputError(join_path(path, key),
-                         "does not apply to kind 'single_switch' (one non-blocking switch); use 'fat_tree'");
+                         "does not apply to kind 'single_switch' (one non-blocking switch); use 'fat_tree' or "
+                         "'rail_optimized'");
     return f;
   }
   if (!j.contains("nodes_per_leaf"))
@@ -415,9 +425,10 @@ ClusterConfig parse_cluster(const nlohmann::json& section, const std::string& pa
 }
 
 FabricConfig fabric_from_options(const std::string& kind, std::optional<int> nodes_per_leaf,
-                                 std::optional<double> oversubscription, bool sharp) {
+                                 std::optional<double> oversubscription, bool sharp, bool no_pxn) {
   nlohmann::json j = {{"kind", kind}};
   if (sharp) j["sharp"] = true;
+  if (no_pxn) j["pxn"] = false;
   if (nodes_per_leaf) j["nodes_per_leaf"] = *nodes_per_leaf;
   if (oversubscription) j["oversubscription"] = *oversubscription;
   try {
@@ -426,6 +437,7 @@ FabricConfig fabric_from_options(const std::string& kind, std::optional<int> nod
     throw e.at(e.where() == "nodes_per_leaf"     ? "--nodes-per-leaf"
                : e.where() == "oversubscription" ? "--oversubscription"
                : e.where() == "sharp"            ? "--sharp"
+               : e.where() == "pxn"              ? "--no-pxn"
                                                  : "--fabric");
   }
 }

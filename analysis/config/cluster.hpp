@@ -37,9 +37,10 @@ namespace spsim::analysis {
                                                 std::optional<int> gpus_per_node = std::nullopt);
 
 // The inter-node fabric from command-line options (`spsim collective --fabric KIND --nodes-per-leaf N
-// --oversubscription R --sharp`), validated as inter_node.fabric is; errors name the option.
+// --oversubscription R --sharp --no-pxn`), validated as inter_node.fabric is; errors name the option.
 [[nodiscard]] sim::FabricConfig fabric_from_options(const std::string& kind, std::optional<int> nodes_per_leaf,
-                                                    std::optional<double> oversubscription, bool sharp = false);
+                                                    std::optional<double> oversubscription, bool sharp = false,
+                                                    bool no_pxn = false);
 
 // A cluster section given as JSON text (a file's contents); errors name `where` + the JSON path.
 [[nodiscard]] sim::ClusterConfig parse_cluster_text(const std::string& json_text, const std::string& where);

@@ -84,7 +84,9 @@ std::vector<Settable> settable(const strategies::Registry& registry) {
   out.push_back({"cluster.gpus_per_node", Kind::integer, 1, {}});
   out.push_back({"cluster.inter_node.fabric.nodes_per_leaf", Kind::integer, 1, {}});
   out.push_back({"cluster.inter_node.fabric.oversubscription", Kind::positive_number, 0, {}});
+  out.push_back({"cluster.inter_node.fabric.kind", Kind::choice, 0, {"single_switch", "fat_tree", "rail_optimized"}});
   out.push_back({"cluster.inter_node.fabric.sharp", Kind::boolean, 0, {}});
+  out.push_back({"cluster.inter_node.fabric.pxn", Kind::boolean, 0, {}});
   // A whole strategy ({"name", "options", "degree"}), so one axis can list strategies with their own
   // options (a strategy.name × strategy.options.X product would pair options with strategies lacking them).
   out.push_back({"strategy", Kind::strategy, 0, registry.names()});

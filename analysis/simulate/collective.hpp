@@ -32,6 +32,7 @@ struct CollectiveArgs {
   std::optional<int> nodes_per_leaf;
   std::optional<double> oversubscription;
   bool sharp = false;  // --sharp: the fabric's switch reduces in the network (InfiniBand SHARP)
+  bool no_pxn = false;  // --no-pxn: a rail-optimized fabric's cross-rail messages cross the spine
 };
 
 struct CollectiveRow {

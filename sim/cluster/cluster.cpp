@@ -73,6 +73,18 @@ struct Cluster::Impl {
   void reset_scratch() const;
   // The links of the shortest path from src to dst (src != dst), in order.
   std::vector<LinkId> path_to(DeviceId src, DeviceId dst) const;
+  // Rail-optimized fabric with PXN, src and dst GPUs of different nodes and rails: the GPU of src's node
+  // on dst's rail, which the message crosses NVLink to and leaves the node from (NCCL's PXN).
+  [[nodiscard]] std::optional<DeviceId> pxn_proxy(DeviceId src, DeviceId dst) const {
+    const FabricConfig& fab = config.inter_node.fabric;
+    if (config.topology || fab.kind != FabricKind::rail_optimized || !fab.pxn) return std::nullopt;
+    const Device& a = devices[static_cast<std::size_t>(src)];
+    const Device& b = devices[static_cast<std::size_t>(dst)];
+    if (a.kind != DeviceKind::gpu || b.kind != DeviceKind::gpu || a.node == b.node ||
+        a.local_index == b.local_index)
+      return std::nullopt;
+    return by_name.at("n" + std::to_string(a.node) + ".gpu" + std::to_string(b.local_index));
+  }
 };
 
 void Cluster::Impl::build_presets() {
@@ -84,18 +96,26 @@ void Cluster::Impl::build_presets() {
   const DeviceId fabric =
       multi && single ? add_device({"fabric", DeviceKind::network_switch, -1, 0, false}) : DeviceId{-1};
   // A fat tree: a leaf switch per group of nodes and, with two or more, one spine their uplinks meet at.
+  // Rail-optimized: a leaf per rail (NIC index) of each group, leaves[group * rails + rail], and a spine
+  // once there are two leaves; the group's uplinks are split evenly over its rail leaves.
   const int groups = multi ? fab.groups(nodes) : 0;
+  const bool rails = fab.kind == FabricKind::rail_optimized;
+  const int per_group = rails ? config.gpus_per_node : 1;
   std::vector<DeviceId> leaves;
   if (multi && !single) {
+    const int n_leaves = groups * per_group;
     const DeviceId spine =
-        groups > 1 ? add_device({"spine", DeviceKind::network_switch, -1, 0, false}) : DeviceId{-1};
+        n_leaves > 1 ? add_device({"spine", DeviceKind::network_switch, -1, 0, false}) : DeviceId{-1};
     LinkSpec uplink = config.inter_node.link;
     uplink.name += " uplinks";
-    uplink.bandwidth_Bps = leaf_uplink_line_Bps(config);
-    for (int g = 0; g < groups; ++g) {
-      leaves.push_back(add_device({"leaf" + std::to_string(g), DeviceKind::network_switch, -1, 0, false}));
-      if (groups > 1) add_link(leaves.back(), spine, uplink, true);
-    }
+    uplink.bandwidth_Bps = leaf_uplink_line_Bps(config) / per_group;
+    for (int g = 0; g < groups; ++g)
+      for (int rail = 0; rail < per_group; ++rail) {
+        std::string name = "leaf" + std::to_string(g);
+        if (rails) name += ".rail" + std::to_string(rail);
+        leaves.push_back(add_device({name, DeviceKind::network_switch, -1, 0, false}));
+        if (n_leaves > 1) add_link(leaves.back(), spine, uplink, true);
+      }
   }
   for (int n = 0; n < nodes; ++n) {
     std::string prefix = std::to_string(n);  // "n<node>." (built in place: GCC 12 -Wrestrict false positive)
@@ -111,7 +131,8 @@ void Cluster::Impl::build_presets() {
       if (!multi) continue;
       const DeviceId nic = add_device({prefix + "nic" + std::to_string(g), DeviceKind::nic, n, g, false});
       add_link(gpu, nic, config.inter_node.nic_attach, true);
-      const DeviceId sw_of_nic = single ? fabric : leaves[static_cast<std::size_t>(fab.leaf_of(n))];
+      const DeviceId sw_of_nic =
+          single ? fabric : leaves[static_cast<std::size_t>(fab.leaf_of(n) * per_group + (rails ? g : 0))];
       add_link(nic, sw_of_nic, config.inter_node.link, true);
     }
   }
@@ -305,7 +326,13 @@ const Route& Cluster::route(DeviceId src, DeviceId dst) const {
   Route r;
   r.bottleneck_Bps = std::numeric_limits<double>::infinity();
   if (src != dst) {
-    r.links = impl_->path_to(src, dst);
+    if (const auto proxy = impl_->pxn_proxy(src, dst)) {
+      r.links = impl_->path_to(src, *proxy);
+      const auto rest = impl_->path_to(*proxy, dst);
+      r.links.insert(r.links.end(), rest.begin(), rest.end());
+    } else {
+      r.links = impl_->path_to(src, dst);
+    }
     for (LinkId l : r.links) {
       const auto& link = impl_->links[static_cast<std::size_t>(l)];
       r.latency += link.latency;

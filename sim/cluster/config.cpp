@@ -27,6 +27,8 @@ const char* fabric_kind_name(FabricKind k) {
       return "single_switch";
     case FabricKind::fat_tree:
       return "fat_tree";
+    case FabricKind::rail_optimized:
+      return "rail_optimized";
   }
   return "?";
 }
@@ -40,9 +42,11 @@ std::string describe_fabric(const FabricConfig& f) {
   if (f.kind == FabricKind::single_switch) return f.sharp ? "single switch with SHARP" : "";
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%g:1", f.oversubscription);
+  const bool rails = f.kind == FabricKind::rail_optimized;
   return std::string(fabric_kind_name(f.kind)) + ", " + std::to_string(f.nodes_per_leaf) + " node" +
-         (f.nodes_per_leaf == 1 ? "" : "s") + " per leaf" +
-         (f.oversubscription == 1 ? ", full bisection" : std::string(", ") + ratio + " oversubscribed");
+         (f.nodes_per_leaf == 1 ? "" : "s") + (rails ? " per group" : " per leaf") +
+         (f.oversubscription == 1 ? ", full bisection" : std::string(", ") + ratio + " oversubscribed") +
+         (rails && !f.pxn ? ", no PXN" : "");
 }
 
 }  // namespace spsim::sim

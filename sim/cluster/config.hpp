@@ -50,12 +50,17 @@ struct IntraNodeConfig {
 //   fat_tree        nodes in leaf groups of `nodes_per_leaf`: the NICs of a group share a leaf switch,
 //                   leaves meet at a spine through uplinks of (NIC ports of a full leaf) × NIC bandwidth
 //                   / `oversubscription`
+//   rail_optimized  nodes in groups of `nodes_per_leaf` (a scalable unit), one leaf per rail: NIC c of
+//                   every node of the group on the group's leaf c (DGX SuperPOD's layout). Each leaf's
+//                   uplinks are its `nodes_per_leaf` NIC ports × NIC bandwidth / `oversubscription`;
+//                   they meet at one spine. With `pxn` (NCCL's PXN, on by default since NCCL 2.12) a
+//                   message to a GPU of another node on another rail first crosses NVLink to the GPU
+//                   of its own node on the destination's rail and leaves through that GPU's NIC, so it
+//                   stays on one rail leaf within a group; without, it crosses the spine.
 // A leaf's uplinks are one link of their summed bandwidth: traffic spreads over them perfectly (ECMP
 // collisions would lower it further). The uplinks are cables and switch hops like the NICs', so they
-// have the inter-node link's efficiency and per-hop latency. (A rail-optimized fabric, one leaf per NIC
-// rail, is not modelled: NCCL keeps its rings on one rail and reaches other rails through a peer GPU
-// over NVLink (PXN), and GPUs here do not forward.)
-enum class FabricKind : std::uint8_t { single_switch, fat_tree };
+// have the inter-node link's efficiency and per-hop latency.
+enum class FabricKind : std::uint8_t { single_switch, fat_tree, rail_optimized };
 [[nodiscard]] const char* fabric_kind_name(FabricKind k);
 struct FabricConfig;
 // "fat_tree, 4 nodes per leaf, 2:1 oversubscribed" ("" for the single switch), for headers.
@@ -69,6 +74,8 @@ struct FabricConfig {
   // node-reduced slice up once and receives the reduced slice back (sim/collectives/collnet.cpp).
   // single_switch only.
   bool sharp = false;
+  // rail_optimized: cross-rail messages go through the peer GPU on the destination's rail (PXN).
+  bool pxn = true;
   // Leaf groups (pods) holding `nodes` nodes: 1 for a single switch.
   [[nodiscard]] int groups(int nodes) const {
     return kind == FabricKind::single_switch ? 1 : (nodes + nodes_per_leaf - 1) / nodes_per_leaf;
@@ -89,8 +96,9 @@ struct InterNodeConfig {
 };
 
 struct ClusterConfig;
-// Line rate of one leaf's uplinks together, one direction (fat_tree): the NIC ports of a full leaf at
-// the inter-node link's line rate, over the oversubscription. Effective rate: × inter_node.link.efficiency.
+// Line rate of one leaf group's uplinks together, one direction (fat_tree, rail_optimized): the NIC
+// ports of a full group at the inter-node link's line rate, over the oversubscription (a fat tree's one
+// leaf, a rail-optimized group's gpus_per_node rail leaves). Effective rate: × inter_node.link.efficiency.
 [[nodiscard]] double leaf_uplink_line_Bps(const ClusterConfig& c);
 
 struct ClusterConfig {

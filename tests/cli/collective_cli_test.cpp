@@ -174,11 +174,11 @@ TEST_CASE("bad arguments exit 2 naming the argument and the choices") {
         Bad{"--cluster dgx-a100 --op all_to_all --algo rhd --min-bytes 8 --max-bytes 8", "--algo",
             "pairwise, direct"},
         Bad{"--cluster dgx-h100 --nodes 4 --fabric torus --op all_gather --min-bytes 8 --max-bytes 8",
-            "--fabric", "single_switch, fat_tree"},
+            "--fabric", "single_switch, fat_tree, rail_optimized"},
         Bad{"--cluster dgx-h100 --nodes 4 --fabric fat_tree --op all_gather --min-bytes 8 --max-bytes 8",
             "--nodes-per-leaf", ">= 1"},
         Bad{"--cluster dgx-h100 --nodes 4 --nodes-per-leaf 2 --op all_gather --min-bytes 8 --max-bytes 8",
-            "--nodes-per-leaf", "--fabric fat_tree"},
+            "--nodes-per-leaf", "--fabric fat_tree or rail_optimized"},
         Bad{"--cluster dgx-h100 --nodes 4 --fabric fat_tree --nodes-per-leaf 2 --oversubscription 0.5 --op "
             "all_gather --min-bytes 8 --max-bytes 8",
             "--oversubscription", "[1, 1e6]"},
@@ -187,7 +187,12 @@ TEST_CASE("bad arguments exit 2 naming the argument and the choices") {
             "--sharp", "single_switch"},
         Bad{"--cluster dgx-h100 --sharp --op all_reduce --min-bytes 8 --max-bytes 8", "--sharp", "--nodes 2"},
         Bad{"--cluster dgx-h100 --nodes 2 --op all_reduce --algo collnet_direct --min-bytes 8 --max-bytes 8",
-            "--algo", "sharp"}}) {
+            "--algo", "sharp"},
+        Bad{"--cluster dgx-h100 --nodes 4 --no-pxn --op all_gather --min-bytes 8 --max-bytes 8", "--no-pxn",
+            "--fabric rail_optimized"},
+        Bad{"--cluster dgx-h100 --nodes 4 --fabric fat_tree --nodes-per-leaf 2 --no-pxn --op all_gather "
+            "--min-bytes 8 --max-bytes 8",
+            "--no-pxn", "rail_optimized"}}) {
     const std::string args = b.args;
     CAPTURE(args);
     const auto r = run_cli(args);
@@ -219,6 +224,29 @@ TEST_CASE("--fabric fat_tree: named in the header and JSON; 4:1 uplinks bound an
   const double n = 268435456.0;
   CHECK(time_of(flat.out) * 1e-6 == doctest::Approx(0.75 * n / 47.5e9).epsilon(0.01));
   CHECK(time_of(tree.out) * 1e-6 == doctest::Approx(8 * n / 190e9).epsilon(0.01));
+}
+
+TEST_CASE("--fabric rail_optimized: PXN sends cross-rail traffic through NVLink, --no-pxn over the spine") {
+  const std::string common = "--cluster dgx-h100 --nodes 4 --op all_to_all --min-bytes 256M --max-bytes 256M "
+                             "--fabric rail_optimized --nodes-per-leaf 2 --oversubscription 4 ";
+  const auto pxn = run_cli(common + "--json");
+  const auto spine = run_cli(common + "--no-pxn --json");
+  const auto text = run_cli(common + "--no-pxn");
+  REQUIRE(pxn.rc == 0);
+  REQUIRE(spine.rc == 0);
+  CHECK(text.out.find("# inter-node fabric: rail_optimized, 2 nodes per group, 4:1 oversubscribed, no PXN") !=
+        std::string::npos);
+  const auto time_of = [](const std::string& out) {
+    return std::stod(out.substr(out.find("\"time_us\": ") + 11));
+  };
+  // Two groups of 2 nodes, 8 rail leaves each with uplinks of 2 x 47.5 / 4 GB/s: 190 GB/s a group. Each
+  // of the 32 ranks sends n / 32 to every peer. With PXN only the 16 messages to the other group leave
+  // a group (a message reaches its destination's rail over NVLink, then stays on that rail's leaf):
+  // 16 GPUs x n / 2 = 8 n up the group's uplinks, as on the fat tree above. Without, the 7 messages to
+  // the other node of the group on other rails cross the spine too: 16 x 23 n / 32 = 11.5 n.
+  const double n = 268435456.0;
+  CHECK(time_of(pxn.out) * 1e-6 == doctest::Approx(8 * n / 190e9).epsilon(0.01));
+  CHECK(time_of(spine.out) * 1e-6 == doctest::Approx(11.5 * n / 190e9).epsilon(0.01));
 }
 
 TEST_CASE("--algo takes the registry's aliases: rhd runs halving_doubling") {

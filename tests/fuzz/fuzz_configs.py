@@ -279,6 +279,7 @@ VALID_FIELDS = {
     ("cluster", "inter_node", "fabric", "kind"): ["single_switch", "fat_tree", "rail_optimized"],
     ("cluster", "inter_node", "fabric", "nodes_per_leaf"): [0, 1, 2, 3, 16, 65537],
     ("cluster", "inter_node", "fabric", "oversubscription"): [0, 0.5, 1, 2, 3.5, 8, 1e7],
+    ("cluster", "inter_node", "fabric", "pxn"): [True, False, 1, "no"],
     ("strategy", "name"): STRATEGIES,
     ("strategy", "degree"): [1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 1024],
     ("strategy", "options", "grad_reduction"): OPTIONS["grad_reduction"],
@@ -769,8 +770,11 @@ def m_add_section(rng, cfg, lib):
         if rng.random() < 0.3 and isinstance(cfg["cluster"], dict):
             inter = cfg["cluster"].setdefault("inter_node", {})
             if isinstance(inter, dict):
-                inter["fabric"] = {"kind": "fat_tree", "nodes_per_leaf": rng.choice([1, 2, 4]),
+                inter["fabric"] = {"kind": rng.choice(["fat_tree", "rail_optimized"]),
+                                   "nodes_per_leaf": rng.choice([1, 2, 4]),
                                    "oversubscription": rng.choice([1, 2, 4])}
+                if inter["fabric"]["kind"] == "rail_optimized" and rng.random() < 0.5:
+                    inter["fabric"]["pxn"] = False
     elif key == "parallel":
         cfg["parallel"] = {"dp": rng.choice([1, 2, 3, 4, 8]), "bucket_mb": rng.choice([0.5, 1, 25, 1e6])}
     elif key == "collectives":

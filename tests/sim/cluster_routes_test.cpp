@@ -117,3 +117,49 @@ TEST_CASE("a route does not pass through a GPU even where that would be shorter"
     CHECK(checked_route(c, gpus[0], gpus[1]).size() == 1);  // the direct link
   }
 }
+
+namespace {
+
+// The devices a route visits after its source, by name.
+std::vector<std::string> hops(const Cluster& c, const std::string& src, const std::string& dst) {
+  std::vector<std::string> out;
+  for (LinkId l : c.route(*c.find_device(src), *c.find_device(dst)).links) out.push_back(c.device(c.link(l).to).name);
+  return out;
+}
+
+ClusterConfig rail_cluster(int nodes, int nodes_per_group, double oversubscription, bool pxn) {
+  ClusterConfig config = preset_cluster("dgx-h100", nodes);
+  config.inter_node.fabric.kind = spsim::sim::FabricKind::rail_optimized;
+  config.inter_node.fabric.nodes_per_leaf = nodes_per_group;
+  config.inter_node.fabric.oversubscription = oversubscription;
+  config.inter_node.fabric.pxn = pxn;
+  return config;
+}
+
+using Names = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("a rail-optimized fabric puts NIC c of each node of a group on the group's leaf c") {
+  const Cluster c(rail_cluster(4, 2, 4, true));
+  // Same rail, same group: one leaf. Same rail, other group: up to the spine and down the rail's leaf.
+  CHECK(hops(c, "n0.gpu3", "n1.gpu3") == Names{"n0.nic3", "leaf0.rail3", "n1.nic3", "n1.gpu3"});
+  CHECK(hops(c, "n0.gpu3", "n2.gpu3") ==
+        Names{"n0.nic3", "leaf0.rail3", "spine", "leaf1.rail3", "n2.nic3", "n2.gpu3"});
+  // PXN: another rail is reached through the GPU of the source's node on that rail, over NVLink.
+  CHECK(hops(c, "n0.gpu1", "n1.gpu3") ==
+        Names{"n0.nvswitch", "n0.gpu3", "n0.nic3", "leaf0.rail3", "n1.nic3", "n1.gpu3"});
+  // Inside a node nothing changes.
+  CHECK(hops(c, "n0.gpu1", "n0.gpu3") == Names{"n0.nvswitch", "n0.gpu3"});
+  // A leaf's uplinks: its 2 NIC ports at the link's line rate over the oversubscription, at the link's
+  // efficiency.
+  const auto& up = c.link(c.route(*c.find_device("leaf0.rail3"), *c.find_device("spine")).links.at(0));
+  const auto& nic = c.link(c.route(*c.find_device("n0.nic3"), *c.find_device("leaf0.rail3")).links.at(0));
+  CHECK(up.capacity_Bps == doctest::Approx(2 * nic.capacity_Bps / 4).epsilon(1e-12));
+}
+
+TEST_CASE("without PXN a rail-optimized fabric's cross-rail messages cross the spine") {
+  const Cluster c(rail_cluster(2, 2, 1, false));
+  CHECK(hops(c, "n0.gpu1", "n1.gpu3") ==
+        Names{"n0.nic1", "leaf0.rail1", "spine", "leaf0.rail3", "n1.nic3", "n1.gpu3"});
+}

@@ -138,3 +138,39 @@ TEST_CASE("many flows arriving over time leave no active flow behind") {
   }
   CHECK(last_from0 >= Time::from_seconds(bytes_from0 / 10e9));
 }
+
+TEST_CASE("on a rail-optimized fabric PXN keeps cross-rail messages off an oversubscribed spine") {
+  // Two nodes on one group's rail leaves, 4:1 oversubscribed: a leaf's uplinks carry its 2 NIC ports'
+  // line rate / 4, half a NIC. GPU c of node 0 sends 1 GB to GPU c+1 of node 1, all eight at once.
+  // With PXN each message crosses NVLink to GPU c+1 of node 0 and leaves on rail c+1: no two share a
+  // link, and each moves at its NIC's rate (NVLink and PCIe are faster). Without, each leaves on rail c
+  // and crosses the spine, alone on leaf c's uplinks: half a NIC's rate.
+  for (const bool pxn : {true, false}) {
+    CAPTURE(pxn);
+    ClusterConfig config = testing::preset_cluster("dgx-h100", 2);
+    config.inter_node.fabric.kind = FabricKind::rail_optimized;
+    config.inter_node.fabric.nodes_per_leaf = 2;
+    config.inter_node.fabric.oversubscription = 4;
+    config.inter_node.fabric.pxn = pxn;
+    const Cluster cluster(config);
+    Engine engine;
+    const auto network = make_network(NetworkMode::flow, engine, cluster);
+    auto capacity = [&](const char* from, const char* to) {
+      return cluster.link(cluster.route(*cluster.find_device(from), *cluster.find_device(to)).links.at(0))
+          .capacity_Bps;
+    };
+    const double nic = capacity("n0.nic0", "leaf0.rail0"), uplink = capacity("leaf0.rail0", "spine");
+    CHECK(uplink == doctest::Approx(nic / 2).epsilon(1e-12));
+    const auto& gpus = cluster.gpus();
+    std::vector<Time> arrived(8), expected(8);
+    for (std::size_t c = 0; c < 8; ++c) {
+      const DeviceId src = gpus[c], dst = gpus[8 + (c + 1) % 8];
+      const Route& route = cluster.route(src, dst);
+      CHECK(route.links.size() == 6);
+      expected[c] = route.latency + Time::from_seconds(1 * GB / (pxn ? nic : uplink));
+      network->transfer(src, dst, 1 * GB, [&, c] { arrived[c] = engine.now(); });
+    }
+    engine.run();
+    CHECK(arrived == expected);
+  }
+}

@@ -306,6 +306,23 @@ TEST_CASE("fabric errors name the key, the value and the choices") {
   CHECK(error_where(with({{"kind", "single_switch"}, {"sharp", true}})).empty());
   CHECK(parse_cluster(with({{"kind", "single_switch"}, {"sharp", true}}), "cluster").inter_node.fabric.sharp);
   CHECK_FALSE(preset_cluster("dgx-h100", 4).inter_node.fabric.sharp);
+  // Rail-optimized: nodes_per_leaf is the group; pxn, a boolean, on by default and for it alone.
+  CHECK(error_text(with({{"kind", "torus"}})).find("rail_optimized") != std::string::npos);
+  CHECK(error_where(with({{"kind", "rail_optimized"}})) == "cluster.inter_node.fabric.nodes_per_leaf");
+  const auto rails = parse_cluster(with({{"kind", "rail_optimized"}, {"nodes_per_leaf", 2}}), "cluster");
+  CHECK(rails.inter_node.fabric.kind == spsim::sim::FabricKind::rail_optimized);
+  CHECK(rails.inter_node.fabric.pxn);
+  CHECK_FALSE(parse_cluster(with({{"kind", "rail_optimized"}, {"nodes_per_leaf", 2}, {"pxn", false}}), "cluster")
+                  .inter_node.fabric.pxn);
+  CHECK(error_where(with({{"kind", "rail_optimized"}, {"nodes_per_leaf", 2}, {"pxn", 1}})) ==
+        "cluster.inter_node.fabric.pxn");
+  CHECK(error_where(with({{"kind", "fat_tree"}, {"nodes_per_leaf", 2}, {"pxn", false}})) ==
+        "cluster.inter_node.fabric.pxn");
+  CHECK(error_text(with({{"kind", "fat_tree"}, {"nodes_per_leaf", 2}, {"pxn", false}})).find("rail_optimized") !=
+        std::string::npos);
+  CHECK(error_where(with({{"kind", "rail_optimized"}, {"nodes_per_leaf", 2}, {"sharp", true}})) ==
+        "cluster.inter_node.fabric.sharp");
+  CHECK(spsim::sim::describe_fabric(rails.inter_node.fabric) == "rail_optimized, 2 nodes per group, full bisection");
 }
 
 TEST_CASE("the estimates (tuner, closed forms) see a fat tree's uplinks as the flow model does") {
