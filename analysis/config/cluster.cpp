@@ -205,8 +205,8 @@ FabricConfig parse_fabric(const nlohmann::json& j, const std::string& path) {
     f.sharp = flag("sharp", "the switch reduces in the network: InfiniBand SHARP");
     if (f.sharp && f.kind != FabricKind::single_switch)
       throw InputError(join_path(path, "sharp"),
-                       "in-network reduction is modelled on one switch (kind 'single_switch'); SHARP's "
-                       "aggregation over a fat tree's leaves and spine is not");
+                       "in-network reduction is modelled on one switch (kind 'single_switch'), not '" + kind +
+                           "': SHARP's aggregation over leaves and a spine is not");
   }
   if (j.contains("pxn")) {
     f.pxn = flag("pxn", "cross-rail messages go through the peer GPU on the destination's rail: NCCL's PXN");

@@ -73,11 +73,14 @@ struct Cluster::Impl {
   void reset_scratch() const;
   // The links of the shortest path from src to dst (src != dst), in order.
   std::vector<LinkId> path_to(DeviceId src, DeviceId dst) const;
-  // Rail-optimized fabric with PXN, src and dst GPUs of different nodes and rails: the GPU of src's node
-  // on dst's rail, which the message crosses NVLink to and leaves the node from (NCCL's PXN).
+  // Rail-optimized fabric with PXN, NVSwitch nodes, src and dst GPUs of different nodes and rails: the
+  // GPU of src's node on dst's rail, which the message crosses NVLink to and leaves the node from
+  // (NCCL's PXN).
   [[nodiscard]] std::optional<DeviceId> pxn_proxy(DeviceId src, DeviceId dst) const {
     const FabricConfig& fab = config.inter_node.fabric;
-    if (config.topology || fab.kind != FabricKind::rail_optimized || !fab.pxn) return std::nullopt;
+    if (config.topology || fab.kind != FabricKind::rail_optimized || !fab.pxn ||
+        config.intra_node.fabric != IntraFabric::nvswitch)  // PXN's first hop is NVLink
+      return std::nullopt;
     const Device& a = devices[static_cast<std::size_t>(src)];
     const Device& b = devices[static_cast<std::size_t>(dst)];
     if (a.kind != DeviceKind::gpu || b.kind != DeviceKind::gpu || a.node == b.node ||

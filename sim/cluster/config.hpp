@@ -56,7 +56,8 @@ struct IntraNodeConfig {
 //                   they meet at one spine. With `pxn` (NCCL's PXN, on by default since NCCL 2.12) a
 //                   message to a GPU of another node on another rail first crosses NVLink to the GPU
 //                   of its own node on the destination's rail and leaves through that GPU's NIC, so it
-//                   stays on one rail leaf within a group; without, it crosses the spine.
+//                   stays on one rail leaf within a group; without (or on PCIe nodes), it crosses the
+//                   spine. The estimates (tuner, closed forms) see the spine between groups only.
 // A leaf's uplinks are one link of their summed bandwidth: traffic spreads over them perfectly (ECMP
 // collisions would lower it further). The uplinks are cables and switch hops like the NICs', so they
 // have the inter-node link's efficiency and per-hop latency.
@@ -80,8 +81,12 @@ struct FabricConfig {
   [[nodiscard]] int groups(int nodes) const {
     return kind == FabricKind::single_switch ? 1 : (nodes + nodes_per_leaf - 1) / nodes_per_leaf;
   }
-  // Rotating the nodes by one maps the network onto itself (CollectiveRun::can_fold_nodes).
-  [[nodiscard]] bool node_symmetric(int nodes) const { return groups(nodes) <= 1; }
+  // Rotating the nodes by one maps the network onto itself, traffic included (CollectiveRun::
+  // can_fold_nodes): one leaf group, and on a rail-optimized fabric PXN, without which the cross-rail
+  // hops of every node of the group share the rail leaves' uplinks to the spine.
+  [[nodiscard]] bool node_symmetric(int nodes) const {
+    return groups(nodes) <= 1 && (kind != FabricKind::rail_optimized || pxn);
+  }
   // The leaf group node `node` belongs to.
   [[nodiscard]] int leaf_of(int node) const {
     return kind == FabricKind::single_switch ? 0 : node / nodes_per_leaf;

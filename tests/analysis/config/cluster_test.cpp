@@ -277,6 +277,23 @@ TEST_CASE("a ring over several leaves is simulated in full, never folded to one 
   CHECK_FALSE(folded(Cluster(parse_cluster(fat_tree(4, 2, 2), "cluster"))));
 }
 
+TEST_CASE("a ring on one rail-optimized group is folded with PXN only, and folding changes no result") {
+  // Without PXN every node's cross-rail hop shares its rail leaf's uplinks with the other nodes' (4:1
+  // here, so they bind): node 0's share alone would miss that. With PXN the hops stay on the rail leaves.
+  for (const bool pxn : {true, false}) {
+    CAPTURE(pxn);
+    json section = fat_tree(4, 4, 4);
+    section["inter_node"]["fabric"]["kind"] = "rail_optimized";
+    section["inter_node"]["fabric"]["pxn"] = pxn;
+    const Cluster c(parse_cluster(section, "cluster"));
+    CollectiveCall call{spsim::rt::CommKind::all_gather, c.gpus(), 1e9, "ring", Protocol::simple, 1};
+    const auto fold = simulate_collective(c, NetworkMode::flow, call);
+    const auto full = simulate_collective(c, NetworkMode::flow, call, false);
+    CHECK(fold.folded == pxn);
+    CHECK(fold.duration() == full.duration());
+  }
+}
+
 TEST_CASE("fabric errors name the key, the value and the choices") {
   auto with = [](json fabric) {
     return json{{"preset", "dgx-h100"}, {"nodes", 4}, {"inter_node", {{"fabric", fabric}}}};
