@@ -11,6 +11,7 @@ std::uint32_t Engine::take_slot() {
   if (free_slots_.empty()) {
     slots_.emplace_back();
     callbacks_.emplace_back();
+    touches_.emplace_back();
     return static_cast<std::uint32_t>(slots_.size() - 1);
   }
   const std::uint32_t slot = free_slots_.back();
@@ -25,11 +26,12 @@ void Engine::release_slot(std::uint32_t slot) {
   free_slots_.push_back(slot);
 }
 
-Engine::EventId Engine::schedule_at(Time at, Callback cb) {
+Engine::EventId Engine::schedule_at(Time at, Callback cb, const void* touches) {
   if (at < now_) throw std::logic_error("Engine::schedule_at: time is in the past");
   const std::uint32_t slot = take_slot();
   Slot& s = slots_[slot];
   callbacks_[slot] = std::move(cb);
+  touches_[slot] = touches;
   ++s.generation;  // odd: scheduled
   ++next_seq_;     // the sequence orders heap entries; the instant's list is in order by construction
   if (at == now_) {
@@ -62,8 +64,9 @@ Engine::EventId Engine::reschedule(EventId id, Time at) {
   Slot& s = slots_[id.slot];
   if (at == now_ || s.heap_index == kInInstant) {  // into or out of the instant's list: a new entry
     Callback cb = std::move(callbacks_[id.slot]);
+    const void* touches = touches_[id.slot];
     cancel(id);
-    return schedule_at(at, std::move(cb));
+    return schedule_at(at, std::move(cb), touches);
   }
   // The same key a cancel and a schedule_at would give it: (at, the next sequence number).
   const std::size_t i = s.heap_index;
@@ -126,11 +129,30 @@ void Engine::remove_at(std::size_t i) {
   }
 }
 
+void Engine::prefetch_next() const {
+  std::uint32_t next = 0;
+  if (instant_head_ < instant_.size())
+    next = instant_[instant_head_].slot;
+  else if (!heap_.empty())
+    next = heap_.front().slot;
+  else
+    return;
+  const auto* cb = reinterpret_cast<const char*>(&callbacks_[next]);
+  __builtin_prefetch(cb);
+  __builtin_prefetch(cb + sizeof(Callback) - 1);
+  if (const auto* state = static_cast<const char*>(touches_[next])) {
+    __builtin_prefetch(state);
+    __builtin_prefetch(state + 64);
+    __builtin_prefetch(state + 128);
+  }
+}
+
 void Engine::run_slot(std::uint32_t slot, Time at) {
   Callback cb = std::move(callbacks_[slot]);
   release_slot(slot);
   now_ = at;
   ++processed_;
+  prefetch_next();
   cb();  // may schedule more events
 }
 

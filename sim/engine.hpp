@@ -27,8 +27,14 @@ class Engine {
 
   [[nodiscard]] Time now() const { return now_; }
   // Runs `cb` at absolute time `at` (>= now(); scheduling in the past throws std::logic_error).
-  EventId schedule_at(Time at, Callback cb);
-  EventId schedule_after(Time delay, Callback cb) { return schedule_at(now_ + delay, std::move(cb)); }
+  // `touches`, if given, is the state the callback will work on first (a rank's, a flow's): while the
+  // event before it runs, the engine asks the memory for it and for the callback (a prefetch, which
+  // changes no result). At thousands of ranks the events go from one rank's state to another's, each
+  // out of the caches, and the wait for memory is most of an event's time.
+  EventId schedule_at(Time at, Callback cb, const void* touches = nullptr);
+  EventId schedule_after(Time delay, Callback cb, const void* touches = nullptr) {
+    return schedule_at(now_ + delay, std::move(cb), touches);
+  }
   // Removes a pending event (its callback never runs); a no-op for one that ran or was cancelled.
   // A flow whose rate changes replaces its completion event this way, so the queue holds one event
   // per flow instead of one per rate change.
@@ -91,6 +97,8 @@ class Engine {
   std::vector<Entry> heap_;
   std::vector<Slot> slots_;
   std::vector<Callback> callbacks_;  // by slot
+  std::vector<const void*> touches_;  // by slot: schedule_at's `touches`
+  void prefetch_next() const;         // the callback and state of the event that runs next, as things stand
   std::vector<std::uint32_t> free_slots_;
   std::vector<InstantEntry> instant_;  // events scheduled for now_ while it was the current time, in order
   std::size_t instant_head_ = 0;       // next entry of instant_ to run

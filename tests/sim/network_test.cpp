@@ -174,3 +174,20 @@ TEST_CASE("on a rail-optimized fabric PXN keeps cross-rail messages off an overs
     CHECK(arrived == expected);
   }
 }
+
+TEST_CASE("flows on one route split it evenly, beside flows on shared links solved in the same instant") {
+  // All start at 0 on a 10 GB/s star. a1 and a2 both go g0 -> g1: 5 GB/s each, 1 GB in 0.2 s. b (3 GB,
+  // g2 -> g3) and c (1 GB, g2 -> g0) share g2's uplink: 5 GB/s each; c ends at 0.2 s, then b has
+  // 3 - 1 = 2 GB alone at 10 GB/s: 0.4 s. The first pair is priced without the solver, the second by
+  // it, in one recompute.
+  Fixture f(4);
+  f.send_at(Time{}, 0, 1, 1 * GB, "a1");
+  f.send_at(Time{}, 2, 3, 3 * GB, "b");
+  f.send_at(Time{}, 0, 1, 1 * GB, "a2");
+  f.send_at(Time{}, 2, 0, 1 * GB, "c");
+  f.engine.run();
+  CHECK(f.arrived["a1"] == Time::from_seconds(0.2));
+  CHECK(f.arrived["a2"] == Time::from_seconds(0.2));
+  CHECK(f.arrived["c"] == Time::from_seconds(0.2));
+  CHECK(f.arrived["b"] == Time::from_seconds(0.4));
+}
