@@ -26,7 +26,7 @@ void Engine::release_slot(std::uint32_t slot) {
   free_slots_.push_back(slot);
 }
 
-Engine::EventId Engine::schedule_at(Time at, Callback cb, const void* touches) {
+Engine::EventId Engine::schedule_at(Time at, Callback cb, Touches touches) {
   if (at < now_) throw std::logic_error("Engine::schedule_at: time is in the past");
   const std::uint32_t slot = take_slot();
   Slot& s = slots_[slot];
@@ -64,7 +64,7 @@ Engine::EventId Engine::reschedule(EventId id, Time at) {
   Slot& s = slots_[id.slot];
   if (at == now_ || s.heap_index == kInInstant) {  // into or out of the instant's list: a new entry
     Callback cb = std::move(callbacks_[id.slot]);
-    const void* touches = touches_[id.slot];
+    const Touches touches = touches_[id.slot];
     cancel(id);
     return schedule_at(at, std::move(cb), touches);
   }
@@ -140,10 +140,11 @@ void Engine::prefetch_next() const {
   const auto* cb = reinterpret_cast<const char*>(&callbacks_[next]);
   __builtin_prefetch(cb);
   __builtin_prefetch(cb + sizeof(Callback) - 1);
-  if (const auto* state = static_cast<const char*>(touches_[next])) {
-    __builtin_prefetch(state);
-    __builtin_prefetch(state + 64);
-    __builtin_prefetch(state + 128);
+  if (const auto* first = static_cast<const char*>(touches_[next].first))
+    for (int line = 0; line < 4; ++line) __builtin_prefetch(first + 64 * line);
+  if (const auto* second = static_cast<const char*>(touches_[next].second)) {
+    __builtin_prefetch(second);
+    __builtin_prefetch(second + 64);
   }
 }
 

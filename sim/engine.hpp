@@ -17,6 +17,12 @@ namespace spsim::sim {
 // list's earlier ones): many of a replay's events are such (deferred flow re-solves, messages that
 // had arrived before their receive). There is no global clock; every component receives the Engine it
 // schedules on. Not thread-safe (one simulation per thread).
+// Engine::schedule_at's prefetch hint (see there).
+struct EventTouches {
+  const void* first = nullptr;
+  const void* second = nullptr;
+};
+
 class Engine {
  public:
   using Callback = sim::Callback;  // move-only; small captures inline (callback.hpp)
@@ -27,12 +33,13 @@ class Engine {
 
   [[nodiscard]] Time now() const { return now_; }
   // Runs `cb` at absolute time `at` (>= now(); scheduling in the past throws std::logic_error).
-  // `touches`, if given, is the state the callback will work on first (a rank's, a flow's): while the
-  // event before it runs, the engine asks the memory for it and for the callback (a prefetch, which
-  // changes no result). At thousands of ranks the events go from one rank's state to another's, each
-  // out of the caches, and the wait for memory is most of an event's time.
-  EventId schedule_at(Time at, Callback cb, const void* touches = nullptr);
-  EventId schedule_after(Time delay, Callback cb, const void* touches = nullptr) {
+  // The state a callback will work on first (a rank's, a flow's), if given: while the event before it
+  // runs, the engine asks the memory for it and for the callback (a prefetch, which changes no result):
+  // four cache lines from `first`, two from `second`. At thousands of ranks the events go from one
+  // rank's state to another's, each out of the caches, and the wait for memory is most of an event's time.
+  using Touches = EventTouches;
+  EventId schedule_at(Time at, Callback cb, Touches touches = {});
+  EventId schedule_after(Time delay, Callback cb, Touches touches = {}) {
     return schedule_at(now_ + delay, std::move(cb), touches);
   }
   // Removes a pending event (its callback never runs); a no-op for one that ran or was cancelled.
@@ -97,7 +104,7 @@ class Engine {
   std::vector<Entry> heap_;
   std::vector<Slot> slots_;
   std::vector<Callback> callbacks_;  // by slot
-  std::vector<const void*> touches_;  // by slot: schedule_at's `touches`
+  std::vector<Touches> touches_;  // by slot: schedule_at's `touches`
   void prefetch_next() const;         // the callback and state of the event that runs next, as things stand
   std::vector<std::uint32_t> free_slots_;
   std::vector<InstantEntry> instant_;  // events scheduled for now_ while it was the current time, in order

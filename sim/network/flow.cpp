@@ -38,7 +38,8 @@ void FlowNetwork::transfer(DeviceId src, DeviceId dst, double bytes, Done done,
   f.links = &route.links;
   f.remaining = wire;
   f.done = std::move(done);
-  engine_.schedule_after(latency, [this, slot] { start_flow(slot); }, &f);
+  engine_.schedule_after(latency, [this, slot] { start_flow(slot); },
+                         {&f, &link_flows_[static_cast<std::size_t>(route.links.front())]});
 }
 
 void FlowNetwork::LinkFlowList::push_back(std::uint32_t slot) {
@@ -197,7 +198,8 @@ void FlowNetwork::recompute(const std::vector<LinkId>& seeds) {
     ++stats_.rate_changes;
     const Time at = now + Time::from_seconds(f.remaining / f.rate);
     f.completion = engine_.is_pending(f.completion) ? engine_.reschedule(f.completion, at)
-                                                    : engine_.schedule_at(at, [this, slot] { complete(slot); }, &f);
+                                                    : engine_.schedule_at(at, [this, slot] { complete(slot); },
+                                         {&f, &link_flows_[static_cast<std::size_t>(f.links->front())]});
   }
 }
 

@@ -341,7 +341,7 @@ class Replayer {
     // during a long kernel left one, and the queue grew with them. So the pending end moves.
     const Time at = engine_.now() + Time::ps(wall);
     run.finish = engine_.is_pending(run.finish) ? engine_.reschedule(run.finish, at)
-                                                : engine_.schedule_at(at, [this, r] { end_compute(r); }, &state(r));
+                                                : engine_.schedule_at(at, [this, r] { end_compute(r); }, {&state(r), &timeline(r)});
   }
 
   // The comm stream of `r` started or stopped a kernel: bring the running compute op's progress up
