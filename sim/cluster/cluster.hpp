@@ -64,7 +64,10 @@ class Cluster {
   [[nodiscard]] std::optional<DeviceId> find_device(const std::string& name) const;
   // The NVLS-capable switch every GPU of `node` attaches to, if there is one.
   [[nodiscard]] std::optional<DeviceId> nvls_switch(int node) const;
-  // Shortest route; throws std::logic_error when dst is unreachable (configs are validated first).
+  // Shortest route in (latency, hops), forwarding through no GPU; on a rail-optimized fabric with PXN a
+  // GPU's route to another node's GPU on another rail is the NVLink hop to its own node's GPU on that
+  // rail followed by that GPU's shortest route. Throws std::logic_error when dst is unreachable (configs
+  // are validated first).
   [[nodiscard]] const Route& route(DeviceId src, DeviceId dst) const;
 
  private:
