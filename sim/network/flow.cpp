@@ -136,7 +136,7 @@ void FlowNetwork::collect_component(const std::vector<LinkId>& seeds) {
     }
 }
 
-// Max-min fair rates of the collected flows that share links with another route (general_[i]) into
+// Max-min fair rates of the collected flows that share links with another route (general_slot_) into
 // rates_[i]. The solver sees those flows and their links in collection order, so it breaks ties as it
 // did when it was given the whole collection: the flows left out are components of their own, and
 // progressive filling on disjoint components is filling on each.
