@@ -85,14 +85,9 @@ class Engine {
     std::uint32_t slot, generation;
   };
   static constexpr std::uint32_t kInInstant = 0xffffffff;
-  // (time, sequence) as one 128-bit number (the time's sign bit flipped, so the unsigned order is the
-  // signed one): a sift compares children without a branch on whether their times tie.
-  __extension__ using Key = unsigned __int128;  // GCC and Clang have it on every 64-bit target
-  [[nodiscard]] static Key key(const Entry& e) {
-    const auto at = static_cast<std::uint64_t>(e.at.count_ps()) ^ (std::uint64_t{1} << 63);
-    return (static_cast<Key>(at) << 64) | e.seq;
+  [[nodiscard]] static bool earlier(const Entry& a, const Entry& b) {
+    return a.at != b.at ? a.at < b.at : a.seq < b.seq;
   }
-  [[nodiscard]] static bool earlier(const Entry& a, const Entry& b) { return key(a) < key(b); }
   void place(std::size_t i, Entry e);  // heap_[i] = e, keeping the slot's index
   void sift_up(std::size_t i);
   void sift_down(std::size_t i);
