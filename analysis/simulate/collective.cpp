@@ -129,10 +129,11 @@ CollectiveSweep run_collective_sweep(const CollectiveArgs& a) {
   if (a.fabric)
     config.inter_node.fabric =
         fabric_from_options(*a.fabric, a.nodes_per_leaf, a.oversubscription, a.sharp, a.no_pxn);
-  else if (a.nodes_per_leaf || a.oversubscription || a.no_pxn)
-    throw InputError(a.nodes_per_leaf ? "--nodes-per-leaf" : a.oversubscription ? "--oversubscription" : "--no-pxn",
-                     a.no_pxn && !a.nodes_per_leaf && !a.oversubscription ? "needs --fabric rail_optimized"
-                                                                          : "needs --fabric fat_tree or rail_optimized");
+  else if (a.nodes_per_leaf || a.oversubscription)
+    throw InputError(a.nodes_per_leaf ? "--nodes-per-leaf" : "--oversubscription",
+                     "needs --fabric fat_tree or rail_optimized");
+  else if (a.no_pxn)
+    throw InputError("--no-pxn", "needs --fabric rail_optimized");
   else if (a.sharp)
     config.inter_node.fabric = fabric_from_options(std::string(sim::fabric_kind_name(config.inter_node.fabric.kind)),
                                                    std::nullopt, std::nullopt, true);

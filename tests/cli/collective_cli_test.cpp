@@ -58,6 +58,9 @@ void check_within_15pct(const std::string& args, std::initializer_list<Measured>
 
 constexpr double MiB = 1024.0 * 1024, GiB = MiB * 1024;
 
+// The time (µs) of the first row of --json output.
+double first_time_us(const std::string& out) { return std::stod(out.substr(out.find("\"time_us\": ") + 11)); }
+
 }  // namespace
 
 // All measured values: shared/data/hardware-and-measurements.md, "Measured collective bandwidth
@@ -215,15 +218,12 @@ TEST_CASE("--fabric fat_tree: named in the header and JSON; 4:1 uplinks bound an
         std::string::npos);
   CHECK(tree.out.find("\"fabric\": \"fat_tree, 2 nodes per leaf, 4:1 oversubscribed\"") != std::string::npos);
   CHECK(flat.out.find("\"fabric\"") == std::string::npos);
-  const auto time_of = [](const std::string& out) {
-    return std::stod(out.substr(out.find("\"time_us\": ") + 11));
-  };
   // Each of the 32 ranks sends n / 32 to every peer (n = 256 MiB). Flat: a NIC carries its GPU's data
   // to the 24 GPUs of other nodes, 0.75 n at 47.5 GB/s (ib-ndr.json). Fat tree: the 16 GPUs of a leaf
   // send n / 2 each to the other leaf, 8 n up uplinks of 16 x 47.5 / 4 = 190 GB/s. Latency adds < 1%.
   const double n = 268435456.0;
-  CHECK(time_of(flat.out) * 1e-6 == doctest::Approx(0.75 * n / 47.5e9).epsilon(0.01));
-  CHECK(time_of(tree.out) * 1e-6 == doctest::Approx(8 * n / 190e9).epsilon(0.01));
+  CHECK(first_time_us(flat.out) * 1e-6 == doctest::Approx(0.75 * n / 47.5e9).epsilon(0.01));
+  CHECK(first_time_us(tree.out) * 1e-6 == doctest::Approx(8 * n / 190e9).epsilon(0.01));
 }
 
 TEST_CASE("--fabric rail_optimized: PXN sends cross-rail traffic through NVLink, --no-pxn over the spine") {
@@ -236,17 +236,14 @@ TEST_CASE("--fabric rail_optimized: PXN sends cross-rail traffic through NVLink,
   REQUIRE(spine.rc == 0);
   CHECK(text.out.find("# inter-node fabric: rail_optimized, 2 nodes per group, 4:1 oversubscribed, no PXN") !=
         std::string::npos);
-  const auto time_of = [](const std::string& out) {
-    return std::stod(out.substr(out.find("\"time_us\": ") + 11));
-  };
   // Two groups of 2 nodes, 8 rail leaves each with uplinks of 2 x 47.5 / 4 GB/s: 190 GB/s a group. Each
   // of the 32 ranks sends n / 32 to every peer. With PXN only the 16 messages to the other group leave
   // a group (a message reaches its destination's rail over NVLink, then stays on that rail's leaf):
   // 16 GPUs x n / 2 = 8 n up the group's uplinks, as on the fat tree above. Without, the 7 messages to
   // the other node of the group on other rails cross the spine too: 16 x 23 n / 32 = 11.5 n.
   const double n = 268435456.0;
-  CHECK(time_of(pxn.out) * 1e-6 == doctest::Approx(8 * n / 190e9).epsilon(0.01));
-  CHECK(time_of(spine.out) * 1e-6 == doctest::Approx(11.5 * n / 190e9).epsilon(0.01));
+  CHECK(first_time_us(pxn.out) * 1e-6 == doctest::Approx(8 * n / 190e9).epsilon(0.01));
+  CHECK(first_time_us(spine.out) * 1e-6 == doctest::Approx(11.5 * n / 190e9).epsilon(0.01));
 }
 
 TEST_CASE("--algo takes the registry's aliases: rhd runs halving_doubling") {
