@@ -36,10 +36,25 @@ void FlowNetwork::transfer(DeviceId src, DeviceId dst, double bytes, Done done,
   const std::uint32_t slot = new_slot();
   Flow& f = flows_[slot];
   f.links = &route.links;
+  f.inline_links = 0;
+  if (route.links.size() <= kInlineLinks) {
+    std::copy(route.links.begin(), route.links.end(), f.link_ids.begin());
+    f.inline_links = static_cast<std::uint8_t>(route.links.size());
+  }
   f.remaining = wire;
   f.done = std::move(done);
-  engine_.schedule_after(latency, [this, slot] { start_flow(slot); },
-                         {&f, &link_flows_[static_cast<std::size_t>(route.links.front())]});
+  engine_.schedule_after(latency, [this, slot] { start_flow(slot); }, {&touch_flow, this, slot});
+}
+
+void FlowNetwork::touch_flow(const void* owner, std::uint32_t slot, int stage) {
+  const auto& net = *static_cast<const FlowNetwork*>(owner);
+  const Flow& f = net.flows_[slot];
+  if (stage == 0) {
+    prefetch_lines(&f, sizeof f);
+    return;
+  }
+  for (std::uint8_t i = 0; i < f.inline_links; ++i)
+    __builtin_prefetch(&net.link_flows_[static_cast<std::size_t>(f.link_ids[i])]);
 }
 
 void FlowNetwork::LinkFlowList::push_back(std::uint32_t slot) {
@@ -79,11 +94,11 @@ void FlowNetwork::start_flow(std::uint32_t slot) {
   f.updated = engine_.now();
   f.active = true;
   ++active_;
-  for (LinkId l : *f.links) link_flows_[static_cast<std::size_t>(l)].push_back(slot);
-  defer_recompute(*f.links);
+  for (LinkId l : links_of(f)) link_flows_[static_cast<std::size_t>(l)].push_back(slot);
+  defer_recompute(links_of(f));
 }
 
-void FlowNetwork::defer_recompute(const std::vector<LinkId>& links) {
+void FlowNetwork::defer_recompute(std::span<const LinkId> links) {
   dirty_links_.insert(dirty_links_.end(), links.begin(), links.end());
   if (recompute_pending_) return;
   recompute_pending_ = true;
@@ -101,14 +116,15 @@ void FlowNetwork::complete(std::uint32_t slot) {
   f.active = false;
   f.completion = {};
   --active_;
-  for (LinkId l : *f.links) link_flows_[static_cast<std::size_t>(l)].remove(slot);
+  const std::span<const LinkId> links = links_of(f);
+  for (LinkId l : links) link_flows_[static_cast<std::size_t>(l)].remove(slot);
   Done done = std::move(f.done);
   free_slots_.push_back(slot);
   // The freed bandwidth goes to the flows that shared links with this one; a flow that had its links
   // to itself leaves nothing to re-solve (a recompute seeded there would find no flow).
-  if (std::any_of(f.links->begin(), f.links->end(),
+  if (std::any_of(links.begin(), links.end(),
                   [this](LinkId l) { return !link_flows_[static_cast<std::size_t>(l)].empty(); }))
-    defer_recompute(*f.links);
+    defer_recompute(links);
   ++stats_.arrived;
   done();
 }
@@ -128,7 +144,7 @@ void FlowNetwork::collect_component(const std::vector<LinkId>& seeds) {
       if (flow_mark_[s] == epoch_) continue;
       flow_mark_[s] = epoch_;
       comp_flows_.push_back(s);
-      for (LinkId l : *flows_[s].links)
+      for (LinkId l : links_of(flows_[s]))
         if (link_mark_[static_cast<std::size_t>(l)] != epoch_) {
           link_mark_[static_cast<std::size_t>(l)] = epoch_;
           comp_links_.push_back(l);
@@ -152,7 +168,7 @@ void FlowNetwork::solve_general() {
   local_links_.clear();
   for (std::uint32_t s : comp_flows_) {
     if (!general_slot_[s]) continue;
-    for (LinkId l : *flows_[s].links) local_links_.push_back(local_index_[static_cast<std::size_t>(l)]);
+    for (LinkId l : links_of(flows_[s])) local_links_.push_back(local_index_[static_cast<std::size_t>(l)]);
     offsets_.push_back(static_cast<int>(local_links_.size()));
   }
   solver_.solve(comp_capacity_, offsets_, local_links_, general_rates_);
@@ -177,7 +193,7 @@ void FlowNetwork::recompute(const std::vector<LinkId>& seeds) {
     const std::vector<LinkId>* route = flows_[slot].links;
     double rate = std::numeric_limits<double>::infinity();
     bool alone = true;
-    for (LinkId l : *route) {
+    for (LinkId l : links_of(flows_[slot])) {
       const auto& on = link_flows_[static_cast<std::size_t>(l)];
       for (std::uint32_t other : on) alone = alone && flows_[other].links == route;
       rate = std::min(rate, capacity_[static_cast<std::size_t>(l)] / static_cast<double>(on.size()));
@@ -199,7 +215,7 @@ void FlowNetwork::recompute(const std::vector<LinkId>& seeds) {
     const Time at = now + Time::from_seconds(f.remaining / f.rate);
     f.completion = engine_.is_pending(f.completion) ? engine_.reschedule(f.completion, at)
                                                     : engine_.schedule_at(at, [this, slot] { complete(slot); },
-                                         {&f, &link_flows_[static_cast<std::size_t>(f.links->front())]});
+                                                                          {&touch_flow, this, slot});
   }
 }
 

@@ -1,6 +1,8 @@
 // FlowNetwork: flow-level model with max-min fair sharing, recomputed per affected component.
 #pragma once
 
+#include <array>
+#include <span>
 #include <vector>
 
 #include "sim/network/max_min.hpp"
@@ -26,6 +28,7 @@ class FlowNetwork final : public Network {
   [[nodiscard]] Engine& engine() override { return engine_; }
 
  private:
+  static constexpr std::size_t kInlineLinks = 8;
   struct Flow {
     const std::vector<LinkId>* links = nullptr;  // owned by the cluster's route cache
     double remaining = 0;                        // wire bytes left as of `updated`
@@ -33,8 +36,19 @@ class FlowNetwork final : public Network {
     Time updated{};
     Engine::EventId completion;  // replaced (the old one cancelled) whenever the rate changes
     bool active = false;
+    // The route's links again, in the flow itself when they are few (most routes): a flow's start and
+    // end, and the engine's prefetch of the link lists they touch (touch_flow), then read one object
+    // rather than the flow, its route and the route's array, each a wait for memory at scale.
+    std::uint8_t inline_links = 0;  // 0: more than kInlineLinks, in *links only
+    std::array<LinkId, kInlineLinks> link_ids{};
     Done done;
   };
+  [[nodiscard]] static std::span<const LinkId> links_of(const Flow& f) {
+    return f.inline_links != 0 ? std::span<const LinkId>(f.link_ids.data(), f.inline_links)
+                               : std::span<const LinkId>(*f.links);
+  }
+  // EventTouches::touch of a flow's start or end: the flow, then its links' flow lists.
+  static void touch_flow(const void* owner, std::uint32_t slot, int stage);
 
   // The active flow slots on one link, in order of arrival but for removals (the last one takes the
   // removed one's place). A link carries a few flows at a time, so up to kInline of them sit in the
@@ -71,7 +85,7 @@ class FlowNetwork final : public Network {
   void recompute(const std::vector<LinkId>& seeds);
   // Marks `links` for the recompute that runs once all events of this instant have: the flows that
   // start or end together (a ring step's) are solved once, not once per flow.
-  void defer_recompute(const std::vector<LinkId>& links);
+  void defer_recompute(std::span<const LinkId> links);
   void collect_component(const std::vector<LinkId>& seeds);
   void solve_general();
 
