@@ -55,11 +55,12 @@ class Engine {
 
   [[nodiscard]] Time now() const { return now_; }
   // Runs `cb` at absolute time `at` (>= now(); scheduling in the past throws std::logic_error).
-  // The state a callback will work on (a rank's, a flow's), if given: with set_touch_ahead on, two
-  // events ahead the engine asks the memory for the callback and calls `touches` at stage 0, one event
-  // ahead at stage 1 (a prefetch, which changes no result). At thousands of ranks the events go from one rank's state to
-  // another's, each out of the caches, and the wait for memory is most of an event's time; a chain of
-  // two loads (a flow, then its links' lists) is fetched over two events instead of waited for twice.
+  // The state a callback will work on (a rank's, a flow's), if given: with set_touch_ahead on, the
+  // engine asks the memory for the callbacks of the next two events, and calls `touches` at stage 0
+  // two events ahead and at stage 1 one event ahead (a prefetch, which changes no result). At
+  // thousands of ranks the events go from one rank's state to another's, each out of the caches, and
+  // the wait for memory is most of an event's time; a chain of two loads (a flow, then its links'
+  // lists) is fetched over two events instead of waited for twice.
   using Touches = EventTouches;
   // Whether the engine calls the events' touches (off by default: it then asks only for the next
   // event's callback). They pay when a simulation's state has outgrown the caches, and cost their own
@@ -105,8 +106,8 @@ class Engine {
     std::vector<Entry> entries;
     std::size_t head = 0;
   };
-  // The heap's element, ordered by (at, seq): one event (`id` its slot, `generation` its generation,
-  // stale as an Entry is) or, with `generation` 0, the bucket `id`.
+  // The heap's element, ordered by (at, seq): one event (`id` its slot, `generation` its generation;
+  // never stale: cancel and reschedule take it out or move it) or, with `generation` 0, the bucket `id`.
   struct Key {
     Time at;
     std::uint64_t seq;

@@ -292,6 +292,41 @@ TEST_CASE("many pending times: ties, moves and cancels still run in (time, seque
   CHECK(ran == want);
 }
 
+// With set_touch_ahead, an event's touch runs at stage 0 while the event two before it runs and at
+// stage 1 while the one just before it runs; it changes nothing.
+namespace {
+std::vector<std::pair<std::uint32_t, int>>* touch_log = nullptr;  // (index, stage)
+void record_touch(const void* /*owner*/, std::uint32_t index, int stage) {
+  touch_log->emplace_back(index, stage);
+}
+}  // namespace
+
+TEST_CASE("touch-ahead: stage 0 two events ahead, stage 1 one event ahead, order unchanged") {
+  for (const bool ahead : {false, true}) {
+    CAPTURE(ahead);
+    Engine e;
+    e.set_touch_ahead(ahead);
+    std::vector<std::pair<std::uint32_t, int>> log;
+    touch_log = &log;
+    std::vector<std::string> seen;  // touches logged, then the event's own name, in run order
+    for (std::uint32_t k = 0; k < 5; ++k)
+      e.schedule_at(Time::ps(10 * (k + 1)), [&, k] {
+        for (const auto& [index, stage] : log) seen.push_back(std::to_string(index) + ":" + std::to_string(stage));
+        log.clear();
+        seen.push_back("run " + std::to_string(k));
+      }, {&record_touch, nullptr, k});
+    e.run();
+    touch_log = nullptr;
+    if (!ahead) {
+      CHECK(seen == std::vector<std::string>{"run 0", "run 1", "run 2", "run 3", "run 4"});
+    } else {
+      // Running event k, the engine touched k+1 at stage 1 and k+2 at stage 0.
+      CHECK(seen == std::vector<std::string>{"1:1", "2:0", "run 0", "2:1", "3:0", "run 1", "3:1", "4:0",
+                                             "run 2", "4:1", "run 3", "run 4"});
+    }
+  }
+}
+
 TEST_CASE("reschedule: the returned id names the moved event, the old one nothing") {
   Engine e;
   std::vector<std::string> log;
