@@ -180,7 +180,7 @@ class Replayer {
     // outgrown the caches (on the development machine, 1 MB of L2 per core) and most events wait for
     // memory. Below, the touches' own work costs more than they save. Measured back to back on that
     // machine: zigzag-1024 +5-10% with them, USP on 2,048 ranks even, on 4,096 -5%, on 8,192 -7%.
-    engine_.set_touch_ahead(ranks.size() >= kTouchAheadRanks);
+    engine_.set_touch_ahead(options.touch_ahead.value_or(ranks.size() >= kTouchAheadRanks));
     for (const auto& g : groups) groups_.emplace(g.id, g.members);
     ranks_.resize(ranks.size());
     result_.ranks.resize(ranks.size());

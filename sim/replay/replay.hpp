@@ -76,6 +76,9 @@ struct ReplayOptions {
   // draws). false leaves them empty: the summaries (busy, totals, phases) are kept either way, so
   // memory then grows with ranks, not with ranks × ops.
   bool op_timings = true;
+  // Whether the engine fetches each event's state ahead (Engine::set_touch_ahead; no result changes).
+  // nullopt: from 4,096 ranks, where the ranks' states have outgrown the caches (replay.cpp).
+  std::optional<bool> touch_ahead;
 };
 
 struct ComputeTiming {

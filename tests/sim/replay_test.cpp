@@ -445,3 +445,51 @@ TEST_CASE("a collective of every rank with nothing in flight is folded to one no
   // Ring all-gather of n: each rank sends (P-1)/P n.
   CHECK(folded.ranks[5].comm[0].bytes_sent == doctest::Approx(23.0 / 24 * 24e6).epsilon(1e-12));
 }
+
+TEST_CASE("fetching each event's state ahead changes nothing") {
+  // Eight ranks on a ring, each step a sendrecv overlapped with compute of rank-dependent length (so
+  // events fall at times of their own as well as shared ones), phases, an all-reduce, and compute
+  // slowed while communicating (its end moves): the same timelines, event for event, with the
+  // engine's touch-ahead on (the rank's and flow's touch functions run) and off.
+  constexpr int p = 8;
+  std::vector<tr::RankTrace> traces;
+  for (int r = 0; r < p; ++r) {
+    TraceBuilder b(r, p);
+    b.phase("step", true);
+    for (int s = 0; s < 6; ++s) {
+      const auto x = b.sendrecv((r + 1) % p, (r + p - 1) % p, kMsg * static_cast<std::uint64_t>(1 + s % 3),
+                                static_cast<std::uint64_t>(s));
+      b.gemm((3 + (r * s) % 5) * kGemmPerUs);
+      b.elementwise(500000);
+      b.wait(x);
+    }
+    const auto ar = b.collective(tr::CommKind::all_reduce, 4 * kMsg, 0);
+    b.gemm(7 * kGemmPerUs);
+    b.wait(ar);
+    b.phase("step", false);
+    traces.push_back(b.trace());
+  }
+  const Cluster cluster(star(p, kBps, kHop));
+  const ComputeModel model(star(p, kBps, kHop).gpu, rt::DType::bf16);
+  ReplayOptions o;
+  o.protocol = Protocol::simple;
+  o.compute_slowdown = 0.25;
+  o.touch_ahead = false;
+  const ReplayResult off = replay(traces, cluster, NetworkMode::flow, model, o);
+  o.touch_ahead = true;
+  const ReplayResult on = replay(traces, cluster, NetworkMode::flow, model, o);
+  CHECK(on.events == off.events);
+  CHECK(on.makespan == off.makespan);
+  for (int r = 0; r < p; ++r) {
+    CAPTURE(r);
+    const auto& a = on.ranks[static_cast<std::size_t>(r)];
+    const auto& b = off.ranks[static_cast<std::size_t>(r)];
+    REQUIRE(a.compute.size() == b.compute.size());
+    for (std::size_t k = 0; k < a.compute.size(); ++k) CHECK(a.compute[k].end == b.compute[k].end);
+    REQUIRE(a.comm.size() == b.comm.size());
+    for (std::size_t k = 0; k < a.comm.size(); ++k) CHECK(a.comm[k].end == b.comm[k].end);
+    CHECK(a.busy.exposed_comm == b.busy.exposed_comm);
+    REQUIRE(a.phases.size() == 1);
+    CHECK(a.phases[0].end == b.phases[0].end);
+  }
+}
