@@ -25,8 +25,7 @@ std::uint32_t Engine::take_slot() {
 }
 
 void Engine::release_slot(std::uint32_t slot) {
-  callbacks_[slot] = nullptr;
-  touches_[slot] = {};
+  callbacks_[slot] = nullptr;  // (its touches stay: prefetch_ahead touches pending events only)
   ++generation_[slot];  // even: free, and every key or entry naming the slot is stale
   free_slots_.push_back(slot);
 }
@@ -36,12 +35,9 @@ void Engine::release_slot(std::uint32_t slot) {
 // A 4-ary heap: half the levels of a binary one, and a node's four children share a cache line or two.
 constexpr std::size_t kArity = 4;
 
-namespace {
-template <typename K>
-bool earlier(const K& a, const K& b) {
+bool Engine::earlier(const Key& a, const Key& b) {
   return a.at != b.at ? a.at < b.at : a.seq < b.seq;
 }
-}  // namespace
 
 void Engine::place(std::size_t i, const Key& key) {
   keys_[i] = key;

@@ -16,17 +16,16 @@ namespace spsim::sim {
 // run of events of one time in the order they were scheduled. The first event for a time gets a key of
 // its own; the second turns that key into a bucket of the two (same place in the heap), and the next
 // ones join the bucket, found through a direct-mapped table of recent times; a time the table has
-// forgotten gets a new key, after the old ones. An
-// event scheduled for the current time goes to the instant's list, after the keys of this time (all
-// queued before the clock got here). Each event thus runs after every event already scheduled for its
-// time, which is (time, sequence) order. In a large replay most events share their time with others
-// (a ring step's ranks and flows end together: 94% of a USP run's events run at the time of the event
-// before them), so the heap holds far fewer keys than events, and a bucket's events sit side by side;
-// a replay whose events mostly have times of their own pays one key per event, as a plain heap would.
-// A cancelled or moved event with a key of its own takes it out or moves it (the key's place is kept
-// by slot); one in a bucket or the instant's list leaves its entry behind, skipped when it comes up.
-// There is no global clock; every component receives the Engine it schedules on. Not thread-safe (one simulation
-// per thread).
+// forgotten gets a new key, after the old ones. An event scheduled for the current time goes to the
+// instant's list, after the keys of this time (all queued before the clock got here). Each event thus
+// runs after every event already scheduled for its time, which is (time, sequence) order. In a large
+// replay most events share their time with others (a ring step's ranks and flows end together: 94% of
+// a USP run's events run at the time of the event before them), so the heap holds far fewer keys than
+// events, and a bucket's events sit side by side; a replay whose events mostly have times of their own
+// pays one key per event, as a plain heap would. A cancelled or moved event with a key of its own
+// takes it out or moves it (the key's place is kept by slot); one in a bucket or the instant's list
+// leaves its entry behind, skipped when it comes up. There is no global clock; every component
+// receives the Engine it schedules on. Not thread-safe (one simulation per thread).
 // Engine::schedule_at's prefetch hint (see there): `touch(owner, index, stage)` asks the memory for the
 // state an event's callback will work on (a rank's, a flow's) and changes nothing. Stage 0 asks for
 // the lines reached from `owner` and `index` alone; stage 1, called an event later, reads those lines
@@ -124,6 +123,7 @@ class Engine {
   };
   static constexpr std::size_t kRecent = 4096;  // a power of two
 
+  [[nodiscard]] static bool earlier(const Key& a, const Key& b);  // in (at, seq) order
   void enqueue(Time at, std::uint32_t slot, std::uint32_t generation);
   [[nodiscard]] static std::size_t recent_slot(Time at);
   [[nodiscard]] const Key* peek();  // the next event's key after dropping stale and spent ones
