@@ -80,12 +80,35 @@ void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std:
   if (tuning.contains("nvls")) {
     const auto& j = tuning.at("nvls");
     const std::string np = join_path(path, "nvls");
-    check_keys(j, np, {"nvlink_latency_us", "network_latency_us", "efficiency"});
+    check_keys(j, np,
+               {"nvlink_latency_us", "network_latency_us", "efficiency", "channels", "max_chunk_KiB",
+                "peer_sync_us", "channel_GBps"});
     if (j.contains("nvlink_latency_us"))
       table.nvls_latency[0] = Time::from_us(get_latency_us(j, np, "nvlink_latency_us"));
     if (j.contains("network_latency_us"))
       table.nvls_latency[1] = Time::from_us(get_latency_us(j, np, "network_latency_us"));
     if (j.contains("efficiency")) table.nvls_efficiency = get_nonnegative(j, np, "efficiency", true);
+    // The one-node channel pipeline (sim/collectives/nvls.cpp): channels, peer_sync_us and channel_GBps
+    // together; max_chunk_KiB defaults to NCCL's 128.
+    const bool any = j.contains("channels") || j.contains("peer_sync_us") || j.contains("channel_GBps") ||
+                     j.contains("max_chunk_KiB");
+    if (any) {
+      for (const char* key : {"channels", "peer_sync_us", "channel_GBps"})
+        if (!j.contains(key))
+          throw InputError(join_path(np, key),
+                           "missing: the NVLS channel pipeline needs channels, peer_sync_us and channel_GBps "
+                           "together (max_chunk_KiB is optional, default 128)");
+      auto& pipe = table.nvls_pipeline;
+      pipe.channels = get_positive_int(j, np, "channels", 1024);
+      pipe.peer_sync = Time::from_us(get_latency_us(j, np, "peer_sync_us"));
+      const double rate = get_nonnegative(j, np, "channel_GBps", true);
+      if (rate > 1e6) throw InputError(join_path(np, "channel_GBps"), "expected a bandwidth in (0, 1e6] GB/s");
+      pipe.channel_Bps = rate * 1e9;
+      const double chunk = j.contains("max_chunk_KiB") ? get_nonnegative(j, np, "max_chunk_KiB", true) : 128.0;
+      if (chunk > 1024 * 1024)
+        throw InputError(join_path(np, "max_chunk_KiB"), "expected a chunk in (0, 1048576] KiB");
+      pipe.max_chunk_bytes = chunk * 1024;
+    }
   }
   apply_efficiency(tuning, path, "tree", table.tree_efficiency);
   apply_efficiency(tuning, path, "collnet", table.collnet_efficiency);

@@ -6,7 +6,8 @@
 // configs/hardware/gpus/ or an inline object of the same keys; "tuning" overrides NCCL's protocol
 // constants (sim/collectives/protocol.hpp: "simple" | "ll" | "ll128" → base_latency_us,
 // tree_base_latency_us, nvlink/pcie/network_step_latency_us, and for "ll" max_busbw_GBps; "nvls" →
-// nvlink_latency_us, network_latency_us, efficiency; "tree" → efficiency; "source"); "collective_fits" holds
+// nvlink_latency_us, network_latency_us, efficiency, and one-node NVLS's channel pipeline channels, peer_sync_us,
+// channel_GBps, max_chunk_KiB (sim/collectives/nvls.cpp); "tree" → efficiency; "source"); "collective_fits" holds
 // measured per-collective latency and bus bandwidth (sim/collectives/fitted.hpp). Keys given next to a preset
 // override the preset's (objects merge key by key); "gpus_per_node" next to a preset may only lower it (a
 // partial node). "inter_node" may hold "fabric": {"kind": single_switch | fat_tree, "nodes_per_leaf",

@@ -88,6 +88,8 @@ class CollectiveRun : public std::enable_shared_from_this<CollectiveRun> {
   void start_sub(CollectiveCall sub, std::function<void()> then);
   // Runs `then` on the engine `delay` from now (a pipeline's remaining latency after its streams).
   void after(Time delay, std::function<void()> then);
+  // The engine's current time.
+  [[nodiscard]] Time now() const;
   // Whether an algorithm may simulate one node's share of the call and stand it for every node
   // (fold_nodes): the call runs alone on the network (simulate_collective, or a replayed collective
   // of every rank with nothing in flight; any call of the analytical model), spans three or more

@@ -8,6 +8,9 @@ namespace spsim::sim {
 [[nodiscard]] AlgorithmInfo ring_algorithm();              // ring.cpp
 [[nodiscard]] AlgorithmInfo tree_algorithm();              // tree.cpp
 [[nodiscard]] AlgorithmInfo nvls_algorithm();              // nvls.cpp
+// NCCL's chunk (bytes) for one-node NVLS: an all-reduce of `bytes` over `channels` × `heads` concurrent
+// chunks of at most `max_chunk_bytes` (src/enqueue.cc; nvls.cpp's header).
+[[nodiscard]] double nvls_chunk_bytes(double bytes, int channels, int heads, double max_chunk_bytes);
 [[nodiscard]] AlgorithmInfo nvls_tree_algorithm();         // nvls_tree.cpp
 [[nodiscard]] AlgorithmInfo halving_doubling_algorithm();  // halving_doubling.cpp
 [[nodiscard]] AlgorithmInfo pairwise_algorithm();          // pairwise.cpp

@@ -164,6 +164,8 @@ void CollectiveRun::after(Time delay, std::function<void()> then) {
   owner_.network_.engine().schedule_after(delay, std::move(then));
 }
 
+Time CollectiveRun::now() const { return owner_.network_.engine().now(); }
+
 bool CollectiveRun::can_fold_nodes() const {
   // Without contention (analytical) other traffic cannot change this call's times.
   const bool alone = alone_ || owner_.network_.mode() == NetworkMode::analytical;

@@ -6,8 +6,26 @@
 // n (its share of every slice read, or every reduced slice received) + n/P (its own reduced
 // slice) = n (P + 1) / P bytes, and both directions run concurrently:
 //   T = nvls_latency + hop latency + n (P + 1) / (P × efficiency × port bandwidth)
-// with NCCL's NVLS efficiency (5/6 by default; the presets set NCCL's per-generation 0.85 Hopper,
-// 0.74 Blackwell) and latency (protocol.hpp). Simple protocol only.
+// with NCCL's NVLS efficiency (5/6 by default; NVLS-Tree's and SHARP's phases below use the presets'
+// per-generation 0.85 Hopper, 0.74 Blackwell) and latency (protocol.hpp). Simple only.
+//
+// The channel pipeline (presets with tuning.nvls.channels): NCCL's one-node NVLS kernel
+// (src/device/all_reduce.h) runs C channels (16 on Hopper, 32 on Blackwell in NCCL 2.18-2.26), each
+// one CTA whose scatter, reduce and gather warps walk the channel's share n/C in loops of P chunks of
+// c bytes, one (peer, chunk) step at a time: wait for that peer's buffer slot, copy or reduce c bytes,
+// post the slot. Each step pays a fixed synchronisation cost s (flag round trips across the switch)
+// on top of streaming at the channel's rate b; the three stages (scatter, in-switch reduce and
+// multicast, gather) fill and drain over two more steps, so the kernel needs
+//   T_channels = (n / (C c) + 2) × (s + c / b),
+// whatever P (a loop holds P steps of c bytes each). NCCL picks c from the call's size against
+// C × P concurrent chunks (src/enqueue.cc, unchanged from 2.18 to 2.26): 128 KiB, 64 KiB below
+// 64 C P × 128 KiB, 32 KiB below 8 C P × 64 KiB, 16 KiB below 2 C P × 32 KiB. So a 72-GPU rack
+// runs 1 GB in 32 KiB chunks where 8 GPUs use 128 KiB, and its bus bandwidth climbs with the size
+// up to 8 GB as measured, where the port-traffic bound alone gives a flat curve 25% above 8 GPUs'.
+// The port then carries n (P + 1) / P at the link's payload rate (efficiency 1), and
+//   T = nvls_latency + hop latency + max(n (P + 1) / (P × port bandwidth), T_channels).
+// s and b are fitted per GPU generation (each preset names its rows); C and the largest chunk are
+// NCCL's defaults.
 //
 // Several nodes of G GPUs on a SHARP switch: local GPU s owns slice s (n/G). Each node's NVSwitch
 // reduces slice s into GPU s (n up, n/G down per port, as NVLS-Tree's first phase), GPU s sends it up
@@ -21,6 +39,15 @@
 #include "sim/collectives/builtin.hpp"
 
 namespace spsim::sim {
+
+double nvls_chunk_bytes(double bytes, int channels, int heads, double max_chunk_bytes) {
+  const double concurrent = static_cast<double>(channels) * heads;
+  double c = max_chunk_bytes;
+  if (bytes < 64 * concurrent * c && c > 65536) c = 65536;
+  if (bytes < 8 * concurrent * c && c > 32768) c = 32768;
+  if (bytes < 2 * concurrent * c && c > 16384) c = 16384;
+  return c;
+}
 
 namespace {
 
@@ -48,10 +75,19 @@ class Nvls final : public Algorithm {
     const double bytes = run->bytes() * (p + 1) / p;
     const DeviceId sw = *run->shape().nvls_switch;
     auto left = std::make_shared<int>(2 * p);
+    // The channels' bound, from the start: the streams end no earlier than the kernel's pipeline.
+    const auto& pipe = run->costs().nvls_pipeline;
+    const Time floor = pipe.active() ? run->now() + run->costs().step(LinkClass::nvlink) +
+                                           run->shape().nvls_hop_latency + channel_time(run->bytes(), p, pipe)
+                                     : Time{};
     for (int r = 0; r < p; ++r)
       for (bool up : {true, false})
-        run->transfer_device(r, sw, up, bytes, [run, left] {
-          if (--*left == 0) run->finish();
+        run->transfer_device(r, sw, up, bytes, [run, left, floor] {
+          if (--*left != 0) return;
+          if (run->now() < floor)
+            run->after(floor - run->now(), [run] { run->finish(); });
+          else
+            run->finish();
         });
   }
 
@@ -88,8 +124,17 @@ class Nvls final : public Algorithm {
   [[nodiscard]] static Time estimate(const CollectiveCall& call, const GroupShape& g,
                                      const ProtocolCosts& costs) {
     const double bytes = call.bytes * (g.size + 1) / g.size;
-    return costs.base_latency + costs.step(LinkClass::nvlink) + g.nvls_hop_latency +
-           Time::from_seconds(bytes / (costs.efficiency * g.intra_Bps));
+    Time stream = Time::from_seconds(bytes / (costs.efficiency * g.intra_Bps));
+    if (costs.nvls_pipeline.active())
+      stream = std::max(stream, channel_time(call.bytes, g.size, costs.nvls_pipeline));
+    return costs.base_latency + costs.step(LinkClass::nvlink) + g.nvls_hop_latency + stream;
+  }
+
+  // T_channels of the header for an all-reduce of `bytes` on P GPUs.
+  [[nodiscard]] static Time channel_time(double bytes, int p, const ProtocolCosts::NvlsPipeline& pipe) {
+    const double c = nvls_chunk_bytes(bytes, pipe.channels, p, pipe.max_chunk_bytes);
+    const double steps = bytes / (pipe.channels * c) + 2;
+    return Time::from_seconds(steps * (pipe.peer_sync.seconds() + c / pipe.channel_Bps));
   }
 };
 

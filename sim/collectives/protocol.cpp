@@ -35,6 +35,11 @@ ProtocolCosts resolve_protocol(const ProtocolTable& table, Protocol p, Algorithm
     c.step_latency = {table.nvls_latency[0], table.nvls_latency[0], table.nvls_latency[1]};
     c.efficiency = table.nvls_efficiency;
     c.network_efficiency = table.tree_efficiency;  // NVLS-Tree's tree between nodes
+    if (!multi_node && table.nvls_pipeline.active()) {
+      // One node: the channel pipeline bounds the kernel; the port carries its bytes at the link's rate.
+      c.nvls_pipeline = table.nvls_pipeline;
+      c.efficiency = 1.0;
+    }
     return c;
   }
   if (family == AlgorithmFamily::collnet) {

@@ -40,6 +40,16 @@ struct ProtocolCosts {
   // phases run NVLS's; every other algorithm has one efficiency (network_efficiency = efficiency).
   double network_efficiency = 1;
   Time peer_latency{};  // CollNet Direct: per local peer of a GPU (NCCL's arity serialization)
+  // NVLS on one node with the channel pipeline model (ProtocolTable::NvlsPipeline; active when the
+  // preset gives it): the NVLink port then carries its bytes at the link's payload rate (efficiency 1)
+  // and the kernel's channels set a second bound (sim/collectives/nvls.cpp).
+  struct NvlsPipeline {
+    int channels = 0;            // NCCL's NVLS channels (CTAs) per GPU
+    double max_chunk_bytes = 0;  // NCCL_NVLS_CHUNKSIZE
+    Time peer_sync{};            // fixed cost of one (peer, chunk) step of a channel
+    double channel_Bps = 0;      // one channel's streaming rate
+    [[nodiscard]] bool active() const { return channels > 0 && channel_Bps > 0 && max_chunk_bytes > 0; }
+  } nvls_pipeline;
   [[nodiscard]] Time step(LinkClass c) const { return step_latency[static_cast<std::size_t>(c)]; }
   [[nodiscard]] double efficiency_on(LinkClass c) const {
     return c == LinkClass::network ? network_efficiency : efficiency;
@@ -55,6 +65,9 @@ struct ProtocolTable {
   std::array<Entry, kProtocols> protocols{};  // by Protocol
   std::array<Time, 2> nvls_latency{};         // [0] NVLink, [1] network
   double nvls_efficiency = 5.0 / 6.0;
+  // One-node NVLS as NCCL's kernel runs it (sim/collectives/nvls.cpp): channels, the largest chunk,
+  // and the two fitted constants of a channel's pipeline; channels 0 keeps the efficiency model.
+  ProtocolCosts::NvlsPipeline nvls_pipeline{};
   double tree_efficiency = 0.92;
   double ll128_efficiency = 0.92;
   double ll128_efficiency_one_gpu_per_node = 0.7;

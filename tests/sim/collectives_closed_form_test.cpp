@@ -178,6 +178,63 @@ TEST_CASE("NVLS: s + λ + n (P+1) / (P × efficiency × B)") {
   }
 }
 
+TEST_CASE("NVLS channel pipeline: s + λ + max(n (P+1) / (P B), (n / (C c) + 2)(sync + c / b)), NCCL's chunk c") {
+  // NCCL's chunk for one-node NVLS (src/enqueue.cc), counted by hand: 128 KiB, 64 KiB below
+  // 64 C P × 128 KiB, 32 KiB below 8 C P × 64 KiB, 16 KiB below 2 C P × 32 KiB.
+  const double kib = 1024, mib = kib * kib, gib = mib * kib;
+  // 16 channels × 8 GPUs = 128 chunks: 64 × 128 × 128 KiB = 1 GiB, 8 × 128 × 64 KiB = 64 MiB,
+  // 2 × 128 × 32 KiB = 8 MiB.
+  CHECK(nvls_chunk_bytes(gib, 16, 8, 128 * kib) == 128 * kib);  // not below 1 GiB
+  CHECK(nvls_chunk_bytes(gib - 1, 16, 8, 128 * kib) == 64 * kib);
+  CHECK(nvls_chunk_bytes(256 * mib, 16, 8, 128 * kib) == 64 * kib);
+  CHECK(nvls_chunk_bytes(16 * mib, 16, 8, 128 * kib) == 32 * kib);
+  CHECK(nvls_chunk_bytes(8 * mib - 1, 16, 8, 128 * kib) == 16 * kib);
+  // 32 × 72 = 2,304 chunks: 8 × 2304 × 64 KiB = 1.125 GiB, 64 × 2304 × 128 KiB = 18 GiB.
+  CHECK(nvls_chunk_bytes(gib, 32, 72, 128 * kib) == 32 * kib);
+  CHECK(nvls_chunk_bytes(2 * gib, 32, 72, 128 * kib) == 64 * kib);
+  CHECK(nvls_chunk_bytes(18 * gib, 32, 72, 128 * kib) == 128 * kib);
+  // A smaller NCCL_NVLS_CHUNKSIZE is only ever lowered further.
+  CHECK(nvls_chunk_bytes(64 * gib, 16, 8, 48 * kib) == 48 * kib);
+
+  // The flow simulation and the tuner's estimate against the closed form, on a star of P GPUs
+  // (link B = 1/β, latency λ) where either bound can win: a slow channel rate makes the pipeline
+  // bind, a fast one leaves the port.
+  const double beta = 6;  // ps per byte
+  const Time hop = Time::from_us(1), step = Time::from_us(2);
+  for (double channel_GBps : {2.0, 400.0}) {
+    for (int p : {2, 8, 72}) {
+      const Cluster cluster(testing::star_cluster(p, 1e12 / beta, hop, DeviceKind::nvswitch, true));
+      auto table = testing::plain_protocols(step);
+      table.nvls_pipeline = {16, 128 * kib, Time::ps(1500000), channel_GBps * 1e9};
+      for (double n : {0.0, 16 * mib, 3 * gib}) {
+        CAPTURE(channel_GBps);
+        CAPTURE(p);
+        CAPTURE(n);
+        const double c = nvls_chunk_bytes(n, 16, p, 128 * kib);
+        const double port_ps = n * (p + 1) / p * beta;  // efficiency 1 under the pipeline
+        const double channels_ps = (n / (16 * c) + 2) * (1.5e6 + c / (channel_GBps * 1e9) * 1e12);
+        const double expected = 3e6 + std::max(port_ps, channels_ps);
+        const auto r = run_one(cluster, table, CommKind::all_reduce, n, "nvls");
+        CHECK(std::abs(static_cast<double>(r.duration().count_ps()) - expected) <= 1);
+        for (double sent : r.bytes_sent) CHECK(sent == doctest::Approx(n * (p + 1) / p));
+        const CollectiveCall call{CommKind::all_reduce, cluster.gpus(), n, "nvls", Protocol::simple, 1};
+        const auto costs =
+            resolve_protocol(table, Protocol::simple, AlgorithmFamily::nvls, CommKind::all_reduce, false, p);
+        CHECK(costs.efficiency == 1.0);
+        const double estimate = default_algorithms().algorithm("nvls").estimate_s(
+            call, make_group_shape(cluster, cluster.gpus()), costs);
+        CHECK(std::abs(estimate * 1e12 - expected) <= 1);
+      }
+    }
+  }
+  // Across nodes (NVLS-Tree's and SHARP's phases) the pipeline is not used: NVLS's efficiency stays.
+  auto table = testing::plain_protocols(step);
+  table.nvls_pipeline = {16, 128 * kib, Time::ps(1500000), 2e9};
+  const auto multi = resolve_protocol(table, Protocol::simple, AlgorithmFamily::nvls, CommKind::all_reduce, true, 8);
+  CHECK(multi.efficiency == table.nvls_efficiency);
+  CHECK_FALSE(multi.nvls_pipeline.active());
+}
+
 TEST_CASE("tree on one node is a chain: latency 2 (P-1) α; every rank's halves go up and down") {
   // One node: both trees are chains of the P ranks (NCCL's intra-node tree), so a zero-byte
   // all-reduce is P-1 hops up and P-1 down.

@@ -102,4 +102,27 @@ TEST_CASE("tuning overrides (the cluster section's \"tuning\") and their errors"
   CHECK(where({{"ll512", nlohmann::json::object()}}) == "cluster.tuning.ll512");
   CHECK(where({{"ll", {{"nvlink_step_latency_us", -1}}}}) == "cluster.tuning.ll.nvlink_step_latency_us");
   CHECK(where({{"nvls", {{"efficiency", 0}}}}) == "cluster.tuning.nvls.efficiency");
+  // The NVLS channel pipeline: its three constants together, each checked; the chunk defaults to 128 KiB.
+  const nlohmann::json pipe = {{"channels", 16}, {"peer_sync_us", 1.5}, {"channel_GBps", 20}};
+  const auto p = cluster({{"nvls", pipe}}).tuning.nvls_pipeline;
+  CHECK(p.active());
+  CHECK(p.channels == 16);
+  CHECK(p.peer_sync == Time::from_us(1.5));
+  CHECK(p.channel_Bps == 20e9);
+  CHECK(p.max_chunk_bytes == 131072);
+  CHECK_FALSE(cluster({{"nvls", {{"efficiency", 0.8}}}}).tuning.nvls_pipeline.active());
+  CHECK(where({{"nvls", {{"channels", 16}, {"channel_GBps", 20}}}}) == "cluster.tuning.nvls.peer_sync_us");
+  CHECK(where({{"nvls", {{"max_chunk_KiB", 64}}}}) == "cluster.tuning.nvls.channels");
+  auto with = [&](const char* key, const nlohmann::json& v) {
+    nlohmann::json j = pipe;
+    j[key] = v;
+    return where({{"nvls", j}});
+  };
+  CHECK(with("channels", 0) == "cluster.tuning.nvls.channels");
+  CHECK(with("channels", 2.5) == "cluster.tuning.nvls.channels");
+  CHECK(with("channel_GBps", 0) == "cluster.tuning.nvls.channel_GBps");
+  CHECK(with("channel_GBps", 2e6) == "cluster.tuning.nvls.channel_GBps");
+  CHECK(with("peer_sync_us", -1) == "cluster.tuning.nvls.peer_sync_us");
+  CHECK(with("max_chunk_KiB", 0) == "cluster.tuning.nvls.max_chunk_KiB");
+  CHECK(with("max_chunk_KiB", "big") == "cluster.tuning.nvls.max_chunk_KiB");
 }
