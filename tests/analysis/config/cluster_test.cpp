@@ -42,8 +42,8 @@ std::string error_text(const json& section) {
 
 TEST_CASE("every preset loads, single and multi node") {
   const auto presets = cluster_presets();
-  CHECK(presets == std::vector<std::string>{"dgx-a100", "dgx-b200", "dgx-h100", "gb200-nvl72", "hgx-h200",
-                                            "hgx-h800", "pcie-a100-4"});
+  CHECK(presets == std::vector<std::string>{"dgx-a100", "dgx-b200", "dgx-h100", "gb200-nvl72", "gb300-nvl72",
+                                            "hgx-h200", "hgx-h800", "pcie-a100-4"});
   for (const auto& name : presets) {
     CAPTURE(name);
     for (int nodes : {1, 3}) {
@@ -77,6 +77,24 @@ TEST_CASE("routes: two NVLink hops inside a node, four hops across nodes, GPUs n
   }
   CHECK(&c.route(g[3], g[14]) == &inter);  // cached
   CHECK(c.route(g[1], g[1]).links.empty());
+}
+
+TEST_CASE("GB300 NVL72: Blackwell Ultra GPUs, and an XDR NIC per GPU that PCIe Gen6 does not throttle") {
+  const Cluster c(preset_cluster("gb300-nvl72", 2));
+  const auto& gpu = c.config().gpu;
+  CHECK(gpu.name == "b300");
+  CHECK(gpu.hbm_bytes == 288e9);       // NVIDIA's Blackwell Ultra blog: 288 GB HBM3E
+  REQUIRE(gpu.sm.has_value());
+  CHECK(gpu.sm->sm_count == 160);      // 160 SMs
+  CHECK(gpu.sm->sfu_per_clk == 32.0);  // twice Blackwell's exponential throughput
+  const auto& g = c.gpus();
+  CHECK(c.route(g[0], g[71]).link_class == LinkClass::nvlink);  // one rack is one NVLink domain
+  const Route& inter = c.route(g[0], g[72]);
+  CHECK(inter.link_class == LinkClass::network);
+  // min(XDR 100 GB/s x 0.95, PCIe Gen6 121 GB/s x 0.8 = 96.8): the NIC's port, not its PCIe attach
+  // (Gen5's 63 x 0.8 would halve it).
+  CHECK(inter.bottleneck_Bps == doctest::Approx(100e9 * 0.95));
+  CHECK(c.nvls_switch(0).has_value());
 }
 
 TEST_CASE("nvls switch only on NVLS presets") {
