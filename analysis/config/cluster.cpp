@@ -104,10 +104,12 @@ void apply_tuning(ProtocolTable& table, const nlohmann::json& tuning, const std:
       const double rate = get_nonnegative(j, np, "channel_GBps", true);
       if (rate > 1e6) throw InputError(join_path(np, "channel_GBps"), "expected a bandwidth in (0, 1e6] GB/s");
       pipe.channel_Bps = rate * 1e9;
-      const double chunk = j.contains("max_chunk_KiB") ? get_nonnegative(j, np, "max_chunk_KiB", true) : 128.0;
-      if (chunk > 1024 * 1024)
-        throw InputError(join_path(np, "max_chunk_KiB"), "expected a chunk in (0, 1048576] KiB");
-      pipe.max_chunk_bytes = chunk * 1024;
+      // NCCL_NVLS_CHUNKSIZE: whole KiB, at least NCCL's smallest chunk (16 KiB).
+      const int chunk = j.contains("max_chunk_KiB") ? get_positive_int(j, np, "max_chunk_KiB", 1024 * 1024) : 128;
+      if (chunk < 16)
+        throw InputError(join_path(np, "max_chunk_KiB"),
+                         "expected whole KiB from 16 (NCCL's smallest NVLS chunk) up, got " + std::to_string(chunk));
+      pipe.max_chunk_bytes = chunk * 1024.0;
     }
   }
   apply_efficiency(tuning, path, "tree", table.tree_efficiency);

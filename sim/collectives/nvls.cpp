@@ -20,8 +20,10 @@
 // whatever P (a loop holds P steps of c bytes each). NCCL picks c from the call's size against
 // C × P concurrent chunks (src/enqueue.cc, unchanged from 2.18 to 2.26): 128 KiB, 64 KiB below
 // 64 C P × 128 KiB, 32 KiB below 8 C P × 64 KiB, 16 KiB below 2 C P × 32 KiB. So a 72-GPU rack
-// runs 1 GB in 32 KiB chunks where 8 GPUs use 128 KiB, and its bus bandwidth climbs with the size
-// up to 8 GB as measured, where the port-traffic bound alone gives a flat curve 25% above 8 GPUs'.
+// runs 1 GB in 32 KiB chunks and 2 GB on in 64 KiB where 8 GPUs use 128 KiB: the model steps up
+// between 1 and 2 GB and tops out near 8 GPUs' bus bandwidth, as measured, where the port-traffic
+// bound alone gives a flat curve 25% above 8 GPUs'. (The measured rise from 512 MB to 1 GB is not
+// reproduced.)
 // The port then carries n (P + 1) / P at the link's payload rate (efficiency 1), and
 //   T = nvls_latency + hop latency + max(n (P + 1) / (P × port bandwidth), T_channels).
 // s and b are fitted per GPU generation (each preset names its rows); C and the largest chunk are

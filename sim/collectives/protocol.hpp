@@ -66,7 +66,8 @@ struct ProtocolTable {
   std::array<Time, 2> nvls_latency{};         // [0] NVLink, [1] network
   double nvls_efficiency = 5.0 / 6.0;
   // One-node NVLS as NCCL's kernel runs it (sim/collectives/nvls.cpp): channels, the largest chunk,
-  // and the two fitted constants of a channel's pipeline; channels 0 keeps the efficiency model.
+  // and the two fitted constants of a channel's pipeline; left unset (no tuning.nvls.channels) it keeps
+  // the efficiency model. When set, tuning.nvls.efficiency applies only across nodes (NVLS-Tree, SHARP).
   ProtocolCosts::NvlsPipeline nvls_pipeline{};
   double tree_efficiency = 0.92;
   double ll128_efficiency = 0.92;

@@ -187,6 +187,8 @@ TEST_CASE("NVLS channel pipeline: s + λ + max(n (P+1) / (P B), (n / (C c) + 2)(
   CHECK(nvls_chunk_bytes(gib, 16, 8, 128 * kib) == 128 * kib);  // not below 1 GiB
   CHECK(nvls_chunk_bytes(gib - 1, 16, 8, 128 * kib) == 64 * kib);
   CHECK(nvls_chunk_bytes(256 * mib, 16, 8, 128 * kib) == 64 * kib);
+  CHECK(nvls_chunk_bytes(64 * mib, 16, 8, 128 * kib) == 64 * kib);  // not below 64 MiB
+  CHECK(nvls_chunk_bytes(64 * mib - 1, 16, 8, 128 * kib) == 32 * kib);
   CHECK(nvls_chunk_bytes(16 * mib, 16, 8, 128 * kib) == 32 * kib);
   CHECK(nvls_chunk_bytes(8 * mib - 1, 16, 8, 128 * kib) == 16 * kib);
   // 32 × 72 = 2,304 chunks: 8 × 2304 × 64 KiB = 1.125 GiB, 64 × 2304 × 128 KiB = 18 GiB.

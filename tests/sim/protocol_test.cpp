@@ -125,4 +125,6 @@ TEST_CASE("tuning overrides (the cluster section's \"tuning\") and their errors"
   CHECK(with("peer_sync_us", -1) == "cluster.tuning.nvls.peer_sync_us");
   CHECK(with("max_chunk_KiB", 0) == "cluster.tuning.nvls.max_chunk_KiB");
   CHECK(with("max_chunk_KiB", "big") == "cluster.tuning.nvls.max_chunk_KiB");
+  CHECK(with("max_chunk_KiB", 8) == "cluster.tuning.nvls.max_chunk_KiB");
+  CHECK(with("max_chunk_KiB", 64.5) == "cluster.tuning.nvls.max_chunk_KiB");
 }
