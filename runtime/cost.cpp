@@ -259,6 +259,10 @@ OpCost add(const Shape& out, DType dt) {
   return {OpClass::elementwise, 3 * elems(out), 2 * bytes_of(out, dt), bytes_of(out, dt)};
 }
 
+OpCost add(const Shape& out, DType a, DType b, DType out_dt) {
+  return {OpClass::elementwise, 3 * elems(out), bytes_of(out, a) + bytes_of(out, b), bytes_of(out, out_dt)};
+}
+
 OpCost scale(const Shape& x, DType dt) {
   return {OpClass::elementwise, elems(x), bytes_of(x, dt), bytes_of(x, dt)};
 }
@@ -269,6 +273,10 @@ OpCost fill(const Shape& x, DType dt) {
 
 OpCost copy(const Shape& moved, DType dt) {
   return {OpClass::copy, 0, bytes_of(moved, dt), bytes_of(moved, dt)};
+}
+
+OpCost convert(const Shape& moved, DType from, DType to) {
+  return {OpClass::copy, 0, bytes_of(moved, from), bytes_of(moved, to)};
 }
 
 OpCost slice_assign(const Shape& src, DType dt, bool accumulate) {

@@ -115,12 +115,17 @@ struct Accumulated {
 
 // out = alpha·a + beta·b: 2 products + 1 sum → 3 flops/elt; reads a, b; writes out.
 [[nodiscard]] OpCost add(const Shape& out, DType dt);
+// The same with operands of their own types (a block's dtype gradient added into an fp32
+// accumulator, Device::empty_accumulator): reads a and b at their widths, writes out at its own.
+[[nodiscard]] OpCost add(const Shape& out, DType a, DType b, DType out_dt);
 // x *= alpha: 1 flop/elt; reads and writes x.
 [[nodiscard]] OpCost scale(const Shape& x, DType dt);
 // fill: 0 flops; writes x.
 [[nodiscard]] OpCost fill(const Shape& x, DType dt);
 // copy, slice, concat, permute: 0 flops; reads and writes `moved` (the output's shape).
 [[nodiscard]] OpCost copy(const Shape& moved, DType dt);
+// A copy that converts (an fp32 accumulator to the dtype, or back): reads `from`, writes `to` widths.
+[[nodiscard]] OpCost convert(const Shape& moved, DType from, DType to);
 // dst[slice] (= or +=) src: a copy of src, or with accumulate 1 flop/elt and the slice also read.
 [[nodiscard]] OpCost slice_assign(const Shape& src, DType dt, bool accumulate);
 

@@ -60,6 +60,14 @@ class Device {
   [[nodiscard]] virtual Tensor empty(const Shape& shape) = 0;  // uninitialised
   [[nodiscard]] Tensor zeros(const Shape& shape);
   [[nodiscard]] Tensor empty_like(const Tensor& t) { return empty(t.shape()); }
+  // A buffer that sums partial results over steps (Ring Attention's dq and the dK/dV accumulators
+  // that travel the ring): accumulator_dtype(dtype()), fp32 where the device computes in a narrower
+  // type, as ring implementations
+  // keep them (ring-flash-attention holds dq, dk and dv in torch.float32 and sends dk, dv so). fill,
+  // copy (which converts), add and attention_block_backward's gradients take it beside tensors of
+  // dtype(), and communication moves its own bytes. This default (data backends, which compute at
+  // their own precision) is empty(shape).
+  [[nodiscard]] virtual Tensor empty_accumulator(const Shape& shape) { return empty(shape); }
   // Room for a byte per element of an n-element tensor (a dropout mask), in elements of dtype().
   [[nodiscard]] Tensor empty_mask(std::int64_t n);
   // The checks every device's dropout makes: 0 <= p < 1, and room in `mask` for a byte per element of

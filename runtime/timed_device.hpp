@@ -29,6 +29,7 @@ class TimedDevice final : public Device {
   [[nodiscard]] std::string_view name() const override { return inner_.name(); }
   [[nodiscard]] DType dtype() const override { return inner_.dtype(); }
   [[nodiscard]] Tensor empty(const Shape& shape) override { return inner_.empty(shape); }
+  [[nodiscard]] Tensor empty_accumulator(const Shape& shape) override { return inner_.empty_accumulator(shape); }
   void fill(Tensor& t, double value) override;
   [[nodiscard]] Tensor from_host(std::span<const double> values, const Shape& shape) override {
     return inner_.from_host(values, shape);

@@ -16,6 +16,10 @@ std::size_t dtype_bytes(DType dt) {
   return 0;
 }
 
+DType accumulator_dtype(DType dt) {
+  return dtype_bytes(dt) < dtype_bytes(DType::f32) ? DType::f32 : dt;
+}
+
 std::string_view dtype_name(DType dt) {
   switch (dt) {
     case DType::f32:

@@ -16,6 +16,9 @@ namespace spsim::rt {
 enum class DType : std::uint8_t { f32, f64, bf16, f16 };
 
 [[nodiscard]] std::size_t dtype_bytes(DType dt);
+// The type partial sums are kept in on hardware that computes in `dt` (Device::empty_accumulator):
+// f32 for the 2-byte types, else dt itself.
+[[nodiscard]] DType accumulator_dtype(DType dt);
 [[nodiscard]] std::string_view dtype_name(DType dt);
 [[nodiscard]] std::optional<DType> parse_dtype(std::string_view name);  // "float32"/"f32"/"fp32", ...
 

@@ -82,6 +82,11 @@ void TraceDevice::check(const Tensor& t, const char* op, const char* what) const
                  std::string(dtype_name(dtype_)) + " device");
 }
 
+void TraceDevice::check_or_accumulator(const Tensor& t, const char* op, const char* what) const {
+  if (t.defined() && t.dtype() == accumulator_dtype(dtype_)) return;
+  check(t, op, what);
+}
+
 void TraceDevice::check_all(const char* op,
                             std::initializer_list<std::pair<const Tensor*, const char*>> tensors) const {
   for (auto [t, what] : tensors) check(*t, op, what);
@@ -119,13 +124,21 @@ Tensor TraceDevice::empty(const Shape& shape) {
   return Tensor(std::make_shared<TraceStorage>(bytes, recorder_), shape, dtype_);
 }
 
+Tensor TraceDevice::empty_accumulator(const Shape& shape) {
+  for (auto d : shape)
+    if (d < 0) fail("empty_accumulator", "negative dimension in " + to_string(shape));
+  const DType acc = accumulator_dtype(dtype_);
+  const auto bytes = static_cast<std::size_t>(numel(shape)) * dtype_bytes(acc);
+  return Tensor(std::make_shared<TraceStorage>(bytes, recorder_), shape, acc);
+}
+
 void TraceDevice::fill(Tensor& t, double value) {
-  check(t, "fill", "t");
+  check_or_accumulator(t, "fill", "t");
   if (value == 0)
     cleared_.insert(t.storage()->id());
   else
     written(t);
-  record("fill", cost::fill(t.shape(), dtype_), {t.shape()});
+  record("fill", cost::fill(t.shape(), t.dtype()), {t.shape()});
 }
 
 Tensor TraceDevice::from_host(std::span<const double> values, const Shape& shape) {
@@ -140,12 +153,12 @@ std::vector<double> TraceDevice::to_host(const Tensor& t) {
 }
 
 void TraceDevice::copy(const Tensor& src, Tensor& dst) {
-  check(src, "copy", "src");
-  check(dst, "copy", "dst");
+  check_or_accumulator(src, "copy", "src");
+  check_or_accumulator(dst, "copy", "dst");
   if (src.numel() != dst.numel())
     fail("copy", "src " + to_string(src.shape()) + " and dst " + to_string(dst.shape()) + " differ in numel");
   written(dst);
-  record("copy", cost::copy(dst.shape(), dtype_), {src.shape(), dst.shape()});
+  record("copy", cost::convert(dst.shape(), src.dtype(), dst.dtype()), {src.shape(), dst.shape()});
 }
 
 // ---- linear algebra and attention --------------------------------------------------------------
@@ -196,15 +209,10 @@ void TraceDevice::attention_block_backward(const Tensor& q, const Tensor& k, con
                                            const Tensor& d_o, const Tensor& lse, Tensor& dq, Tensor& dk,
                                            Tensor& dv, double /*scale*/, const Mask& mask) {
   constexpr const char* op = "attention_block_backward";
-  check_all(op, {{&q, "q"},
-                 {&k, "k"},
-                 {&v, "v"},
-                 {&o, "o"},
-                 {&d_o, "d_o"},
-                 {&lse, "lse"},
-                 {&dq, "dq"},
-                 {&dk, "dk"},
-                 {&dv, "dv"}});
+  check_all(op, {{&q, "q"}, {&k, "k"}, {&v, "v"}, {&o, "o"}, {&d_o, "d_o"}, {&lse, "lse"}});
+  check_or_accumulator(dq, op, "dq");  // the gradients may be fp32 accumulators (empty_accumulator)
+  check_or_accumulator(dk, op, "dk");
+  check_or_accumulator(dv, op, "dv");
   const AttentionDims a = attention_dims(q.shape(), k.shape(), v.shape());
   expect_shape(op, o, "o", with_last(q.shape(), a.dv));
   expect_shape(op, d_o, "d_o", o.shape());
@@ -242,13 +250,13 @@ void TraceDevice::merge_attention(Tensor& o, Tensor& lse, const Tensor& o_blk, c
 // ---- elementwise and layout --------------------------------------------------------------------
 
 void TraceDevice::add(const Tensor& a, const Tensor& b, Tensor& out, double /*alpha*/, double /*beta*/) {
-  check(a, "add", "a");
-  check(b, "add", "b");
-  check(out, "add", "out");
+  check_or_accumulator(a, "add", "a");
+  check_or_accumulator(b, "add", "b");
+  check_or_accumulator(out, "add", "out");
   same_shape("add", a, "a", b, "b");
   same_shape("add", a, "a", out, "out");
   written(out);
-  record("add", cost::add(out.shape(), dtype_), {a.shape(), b.shape(), out.shape()});
+  record("add", cost::add(out.shape(), a.dtype(), b.dtype(), out.dtype()), {a.shape(), b.shape(), out.shape()});
 }
 
 void TraceDevice::scale(Tensor& x, double /*alpha*/) {

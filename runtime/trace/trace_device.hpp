@@ -18,13 +18,16 @@ namespace spsim::rt::trace {
 
 class TraceDevice final : public Device {
  public:
-  // dtype: the element type of the simulated hardware (bf16, fp16, f32, f64); every tensor has it.
+  // dtype: the element type of the simulated hardware (bf16, fp16, f32, f64); every tensor has it but
+  // accumulators (empty_accumulator: f32 on a bf16 or fp16 device), which fill, copy, add and the
+  // attention backward's gradients also take, priced at their own width.
   TraceDevice(DType dtype, Recorder recorder);
 
   [[nodiscard]] std::string_view name() const override { return "trace"; }
   [[nodiscard]] DType dtype() const override { return dtype_; }
 
   [[nodiscard]] Tensor empty(const Shape& shape) override;
+  [[nodiscard]] Tensor empty_accumulator(const Shape& shape) override;
   void fill(Tensor& t, double value) override;
   // Records the allocation only: host inputs are notional and exist before the step. `values` may
   // be empty (no data supplied) or hold numel(shape) values, which are ignored.
@@ -73,6 +76,8 @@ class TraceDevice final : public Device {
 
  private:
   void check(const Tensor& t, const char* op, const char* what) const;  // defined, device dtype
+  // Defined, the device's dtype or its accumulators'.
+  void check_or_accumulator(const Tensor& t, const char* op, const char* what) const;
   void check_all(const char* op, std::initializer_list<std::pair<const Tensor*, const char*>> tensors) const;
   // Records a ComputeOp with these operand shapes (interned; nothing is copied when the table has them).
   void record(std::string_view op, const OpCost& cost, std::initializer_list<std::reference_wrapper<const Shape>> shapes,

@@ -34,13 +34,25 @@
 //                                                                   the permuted parts, send, receive,
 //                                                                   slices)
 //             replicas    In + Q + Q + T + T + 2K + rep             (replicated gradients summed into dk, dv)
-// Ring Attention (strategies/ring/ring.cpp), L = B·H·c, o and lse kept from the forward:
-//   forward   In + Q + L + (4K for P ≥ 3, 2K for P = 2) + Q + L      (K/V in use and arriving, a block's o,
-//   lse) backward  In + Q + L + (Q + 2K) + X                              (dq, dk, dv; X = 10K for P ≥ 4: K/V
-//   in use
-//                                                                   and arriving, accumulator in flight, the
-//                                                                   one arriving, the fresh partial; 8K at P
-//                                                                   = 3, 6K at P = 2)
+// Ring Attention (strategies/ring/ring.cpp), L = B·H·c, o and lse kept from the forward, a = the
+// accumulator's bytes over the dtype's (rt::accumulator_dtype: 2 for bf16 and fp16, 1 for fp32):
+//   forward   In + Q + L + (4K for P ≥ 3, 2K for P = 2) + Q + L      (K/V in use and arriving, a block's
+//                                                                   o, lse)
+//   backward, backward_sends = packed:
+//             In + Q + L + (Q + 2K) + X                              (dq, dk, dv; X = 10K for P ≥ 4: K/V in
+//                                                                   use and arriving, accumulator in flight,
+//                                                                   the one arriving, the fresh partial; 8K
+//                                                                   at P = 3, 4K at P = 2)
+//   backward, backward_sends = separate (fp32 accumulators; the gradients are made at the end):
+//     step 0  In + Q + L + aQ + (Q + 2K) + 2aK + [P ≥ 2] 2K          (dq accumulator, the block's dq, dk,
+//                                                                   dv, the dk/dv accumulator, the next
+//                                                                   K/V block arriving)
+//     summing In + Q + L + aQ + (6K for P ≥ 3, 4K at P = 2) + 6aK    (K/V in use and arriving, the block's
+//                                                                   dk, dv; accumulators in flight,
+//                                                                   arriving and their sum)
+//     end     In + Q + L + aQ + (4aK for P ≥ 2, 2aK at P = 1) + (Q + 2K)
+//                                                                   (the last accumulator sent, the one
+//                                                                   home, the gradients)
 // USP (strategies/usp/usp.cpp; u = ulysses_degree, r = P/u): the Ulysses list above with u for P
 // (Kr = rep·K, rep = u/Hkv when Hkv < u), and Ring Attention on the head-sharded q, k, v inside it.
 // The ring level's tensors have the sizes of Ring Attention's with K → Kr: its q, o are H/u heads ×
@@ -48,9 +60,9 @@
 //   forward   ring        In + T + Q + L + (4Kr for r ≥ 3, 2Kr for r = 2, 0 for r = 1)
 //                         + [r ≥ 2] (Q + L)                       (blocks in use and arriving, a block's o,
 //                         lse)
-//   backward  ring        In + Q + T + Q + L + Q + T + (10Kr, 8Kr, 6Kr, 0 for r ≥ 4, 3, 2, 1)
-//                                                                 (Ulysses' backward attention + the ring's
-//                                                                 K/V blocks and dK/dV accumulators)
+//   backward  ring        In + Q + T + Q + L + Q + the ring backward's moments above with K → Kr
+//                                                                 (Ulysses' held tensors and dO heads; the
+//                                                                 ring's dq, dk, dv are Q + 2Kr = T)
 // the other moments are Ulysses' (the ring frees its q, k, v, o, lse at the end of its backward, as the
 // local attention does). u = P gives Ulysses' list (r = 1), u = 1 Ring Attention's plus the head-
 // layout copies of a group of one (T forward and backward).

@@ -63,11 +63,16 @@ RingLevel::RingLevel(const StepConfig& c, const Hardware& hw, int u, std::int64_
     std::vector<int> group;
     for (int i = 0; i < p_; ++i) group.push_back(i * u + j);
     pass_ = std::max(pass_, 2 * hw_.ring_pass_s(kv_bytes(), group));
+    acc_pass_ = std::max(acc_pass_, 2 * hw_.ring_pass_s(acc_bytes(), group));
   }
 }
 
 double RingLevel::kv_bytes() const {
   return static_cast<double>(rt::numel(kv()) * rt::dtype_bytes(dt_));
+}
+
+double RingLevel::acc_bytes() const {
+  return static_cast<double>(rt::numel(kv()) * rt::dtype_bytes(rt::accumulator_dtype(dt_)));
 }
 
 rt::Mask RingLevel::mask(int r, int owner) const {
@@ -91,6 +96,39 @@ void RingLevel::forward(Timeline& t, int r) const {
 }
 
 void RingLevel::backward(Timeline& t, int r) const {
+  if (packed_ || p_ == 1)  // a ring of one sums nothing: the block's backward alone (ring.cpp)
+    backward_packed(t, r);
+  else
+    backward_separate(t, r);
+}
+
+// P ≥ 2 (a ring of one takes backward_packed).
+void RingLevel::backward_separate(Timeline& t, int r) const {
+  const rt::DType a = rt::accumulator_dtype(dt_);
+  const double sent = 2 * kv_bytes(), acc_sent = 2 * acc_bytes();
+  const double fill = op(rt::cost::fill(kv(), dt_)), add = op(rt::cost::add(kv(), dt_, a, a));
+  const double to_acc = op(rt::cost::fill(q(), dt_)) + op(rt::cost::convert(q(), dt_, a)) +
+                        2 * op(rt::cost::convert(kv(), dt_, a));
+  for (int j = 0; j < p_; ++j) {
+    const rt::Mask m = mask(r, (r - j + p_) % p_);
+    const bool computed = j == 0 || m.unmasked_fraction() > 0;
+    const rt::cost::Accumulated into{j >= 1, false, false};  // dq: step 0's converted; dk, dv fresh
+    const double c =
+        computed ? 2 * fill + attention_op_s(hw_, rt::cost::attention_backward(q(), kv(), kv(), dt_, m, into)) +
+                       (j == 0 ? to_acc : 0)
+                 : 0;
+    const int acc = j >= 1 ? 1 : 0, next = j + 1 < p_ ? 1 : 0;
+    if (acc + next > 0)
+      t.overlapped_then(c, acc * acc_pass_, next * pass_, acc && computed ? 2 * add : 0,
+                        acc * acc_sent + next * sent);
+    else
+      t.compute_only(c);
+  }
+  t.comm_only(acc_pass_, acc_sent);  // the P-th pass brings this rank's accumulator home
+  t.compute_only(op(rt::cost::convert(q(), a, dt_)) + 2 * op(rt::cost::convert(kv(), a, dt_)));
+}
+
+void RingLevel::backward_packed(Timeline& t, int r) const {
   const double sent = 2 * kv_bytes();
   const double fill = op(rt::cost::fill(kv(), dt_)), add = op(rt::cost::add(kv(), dt_));
   t.compute_only(op(rt::cost::fill(q(), dt_)) + 2 * fill);
@@ -101,7 +139,7 @@ void RingLevel::backward(Timeline& t, int r) const {
                      (j >= 1 ? 2 * fill : 0);
     const int acc = j >= 2 ? 1 : 0, next = j + 1 < p_ ? 1 : 0;
     if (acc + next > 0)
-      t.overlapped_then(c, acc * pass_, next * pass_, acc * 2 * add, (acc + next) * sent, packed_);
+      t.overlapped_then(c, acc * pass_, next * pass_, acc * 2 * add, (acc + next) * sent, true);
     else
       t.compute_only(c);
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "strategies/model/scope.hpp"
@@ -30,6 +31,7 @@ class RingLevel {
   [[nodiscard]] rt::Shape q() const { return {bh_, n_, d_}; }
   [[nodiscard]] rt::Shape kv() const { return {bkv_, n_, d_}; }
   [[nodiscard]] double kv_bytes() const;
+  [[nodiscard]] double acc_bytes() const;  // one dK (= dV) accumulator, at accumulator_dtype
   [[nodiscard]] rt::Mask mask(int r, int owner) const;
 
   const Hardware& hw_;
@@ -39,15 +41,27 @@ class RingLevel {
   int p_;
   bool packed_;  // backward_sends = packed
   std::int64_t n_, bh_, bkv_, d_;
+  void backward_separate(Timeline& t, int i) const;
+  void backward_packed(Timeline& t, int i) const;
   double pass_ = 0;                       // the K and V passes of one step, seconds
+  double acc_pass_ = 0;                   // the fp32 dK and dV accumulator passes (separate), seconds
   std::vector<rt::Positions> positions_;  // per ring position (= per owner of a K/V block)
 };
 
 [[nodiscard]] Modelled<CostEstimate> ring_closed_form(const StepConfig& config, const Hardware& hw);
-// K/V blocks a Ring Attention rank holds beyond its inputs over a ring of p ranks, k = one block:
-// forward (the block in use and the one arriving) and backward (with the dK/dV accumulators).
+// K/V blocks a Ring Attention rank holds beyond its inputs over a ring of p ranks, k = one block: the
+// block in use and the one arriving.
 [[nodiscard]] double ring_forward_buffers(int p, double k);
-[[nodiscard]] double ring_backward_buffers(int p, double k, bool packed = false);
+// The sizes of one ring level's backward: its q (and dq), one K/V block, the accumulator's width over
+// the dtype's (rt::accumulator_dtype) and the name of its returned gradients.
+struct RingBackwardSizes {
+  int p = 1;
+  double q = 0, k = 0, acc_ratio = 1;
+  std::string grads = "dq, dk, dv";
+};
+// The ring backward's moments on top of `held` (what the step and the level around it keep).
+[[nodiscard]] std::vector<Moment> ring_backward_moments(const std::vector<MemoryTerm>& held,
+                                                        const RingBackwardSizes& s, bool packed);
 [[nodiscard]] std::vector<Moment> ring_moments(const StepConfig& c, bool backward);
 [[nodiscard]] Modelled<MemoryEstimate> ring_memory(const StepConfig& c);
 

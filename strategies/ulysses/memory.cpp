@@ -63,10 +63,14 @@ std::vector<Moment> ulysses_level_moments(const StepConfig& c, int u, int ring_r
   if (stage_o > 0)  // dO to the head layout, staged as o was
     m.push_back(
         {"backward dO to heads", with(held, {{"do head-sharded", z.q}, {"all-to-all staging", stage_o}})});
-  m.push_back({ring_r > 0 ? "backward ring" : "backward attention",
-               with(held, {{"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}})});
-  if (ring_r > 0)
-    m.back().terms.push_back({"k/v blocks and dk/dv accumulators", ring_backward_buffers(ring_r, kr, ring_backward_packed(c.options))});
+  if (ring_r > 0) {
+    const auto b = ring_backward_moments(with(held, {{"do head-sharded", z.q}}),
+                                         {ring_r, z.q, kr, z.acc_ratio, "dq, dk, dv head-sharded"},
+                                         ring_backward_packed(c.options));
+    m.insert(m.end(), b.begin(), b.end());
+  } else {
+    m.push_back({"backward attention", with(held, {{"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}})});
+  }
   const std::vector<MemoryTerm> grads = {
       in, {"o", z.q}, {"do head-sharded", z.q}, {"dq, dk, dv head-sharded", t}};
   if (!fused) {

@@ -245,3 +245,38 @@ TEST_CASE("phases are recorded in order around the ops") {
   CHECK(std::get<PhaseBegin>(r[4]).name == "backward");
   CHECK(std::get<PhaseEnd>(r[5]).name == "backward");
 }
+
+TEST_CASE("accumulators: f32 on a bf16 device, priced at their own width by fill, copy and add") {
+  // The ring's fp32 dK/dV sums (Device::empty_accumulator): n = 24 elements, bf16 2 bytes, f32 4.
+  Recorder rec(0, DType::bf16);
+  TraceDevice device(DType::bf16, rec);
+  Device& dev = device;
+  const Shape s{2, 3, 4};
+  Tensor acc = dev.empty_accumulator(s), blk = dev.empty(s), sum = dev.empty_accumulator(s);
+  CHECK(acc.dtype() == DType::f32);
+  CHECK(blk.dtype() == DType::bf16);
+  const auto allocs = all_of_kind<Alloc>(rec.records());
+  REQUIRE(allocs.size() == 3);
+  CHECK(allocs[0].bytes == 24 * 4);
+  CHECK(allocs[1].bytes == 24 * 2);
+  dev.fill(acc, 0);
+  dev.copy(blk, acc);  // bf16 → f32: reads 2, writes 4 bytes an element
+  dev.add(blk, acc, sum);  // bf16 + f32 → f32
+  dev.copy(sum, blk);  // back to the dtype
+  const auto ops = all_of_kind<ComputeOp>(rec.records());
+  REQUIRE(ops.size() == 4);
+  CHECK(ops[0].bytes_written == 24 * 4);
+  CHECK(ops[1].bytes_read == 24 * 2);
+  CHECK(ops[1].bytes_written == 24 * 4);
+  CHECK(ops[2].bytes_read == 24 * (2 + 4));
+  CHECK(ops[2].bytes_written == 24 * 4);
+  CHECK(ops[3].bytes_read == 24 * 4);
+  CHECK(ops[3].bytes_written == 24 * 2);
+  // Only the accumulator type passes beside the device's: an f64 tensor is still refused.
+  TraceDevice f64(DType::f64, rec);
+  Tensor wide = f64.empty(s);
+  CHECK_THROWS_AS(dev.add(wide, acc, sum), RuntimeError);
+  // On an f32 device the accumulator is f32 itself.
+  TraceDevice f32(DType::f32, rec);
+  CHECK(f32.empty_accumulator(s).dtype() == DType::f32);
+}

@@ -227,7 +227,9 @@ TEST_CASE("ulysses and allgather_kv: equal causal work per rank, summing to s(s+
 
 // Bytes each rank sends, e = element bytes, c = s/P local tokens, |q| = B·H·c·d·e, |k| = |v| = B·Hkv·c·d·e.
 //   ring:          forward P−1 passes of k and v → (P−1)(|k|+|v|), 2(P−1) messages;
-//                  backward k, v again and the dk, dv accumulators, P−1 passes each → 2(P−1)(|k|+|v|).
+//                  backward (backward_sends = separate, the default) k, v again, P−1 passes, and the
+//                  dk, dv accumulators in fp32 (a = 4/e bytes per dtype byte), P passes when P > 1 →
+//                  (P−1)(|k|+|v|) + P·a(|k|+|v|), 2(P−1) + 2P messages.
 //   ulysses:       forward all-to-alls of q, k, v, o, each leaving (P−1)/P of the local tensor →
 //                  (P−1)/P (2|q| + 2 r|k|) with r = P/Hkv copies of each kv head when replicated
 //                  (kv_heads < P), else 1; backward dO, dq, dk, dv: the same. 4 + 4 all-to-alls
@@ -246,9 +248,11 @@ TEST_CASE("bytes each rank sends per pass match the closed forms") {
                    k_bytes = pr.batch * kv * c * pr.head_dim * e;
       const double f = static_cast<double>(p - 1) / p;
       std::vector<std::pair<Case, std::array<double, 4>>> cases;  // fwd bytes, bwd bytes, fwd ops, bwd ops
+      const double a = 4 / e, acc_passes = p > 1 ? p : 0;
       for (const char* layout : {"contiguous", "zigzag", "striped"})
         cases.push_back({{"ring", {{"layout", layout}}, pr, p},
-                         {(p - 1) * 2 * k_bytes, 2 * (p - 1) * 2 * k_bytes, 2.0 * (p - 1), 4.0 * (p - 1)}});
+                         {(p - 1) * 2 * k_bytes, (p - 1) * 2 * k_bytes + acc_passes * a * 2 * k_bytes,
+                          2.0 * (p - 1), 2.0 * (p - 1) + 2 * acc_passes}});
       const bool replicate = kv % p != 0;
       if (!replicate || p % kv == 0) {
         const double r = replicate ? static_cast<double>(p) / kv : 1.0;
@@ -301,7 +305,8 @@ TEST_CASE("bytes per layer = attention core + all-reduce of the weight gradients
     param_bytes += static_cast<double>(rt::numel(ps.shape)) * e;
   const double f = (p - 1.0) / p;
   const std::vector<std::pair<std::string, double>> attn = {
-      {"ring", 3 * (p - 1) * 2 * k_bytes},  // forward (P−1)(|k|+|v|), backward twice that
+      // forward (P−1)(|k|+|v|); backward that again and P passes of the fp32 (4/e bytes) accumulators
+      {"ring", 2 * (p - 1) * 2 * k_bytes + p * (4 / e) * 2 * k_bytes},
       {"ulysses", 2 * f * (2 * q_bytes + 2 * k_bytes)},
       {"allgather_kv", 2 * (p - 1) * 2 * k_bytes}};
   for (const auto& [name, attn_bytes] : attn) {
@@ -454,8 +459,8 @@ TEST_CASE("ring: every pass but the final dK/dV hop is in flight while an attent
                          c->op_class == rt::OpClass::attention_backward;
         if (!overlapped) exposed.push_back(passes);
       }
-      // Forward: P−1 steps × (K, V); backward: P−1 × (K, V) + P−1 × (dK, dV).
-      const int total = 2 * (p - 1) + 4 * (p - 1);
+      // Forward: P−1 steps × (K, V); backward: P−1 × (K, V) + P × (dK, dV) (backward_sends = separate).
+      const int total = 2 * (p - 1) + 2 * (p - 1) + 2 * p;
       CHECK(passes == total);
       CHECK(exposed == std::vector<int>{total - 1, total});  // the final dK and dV hop
     }

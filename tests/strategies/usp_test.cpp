@@ -76,7 +76,8 @@ TEST_CASE("usp traffic: all-to-all inside the Ulysses group, K/V ring across gro
   //   all-to-all (group of u, own chunk stays): (u−1)/u · (|q| + ρ|k| + ρ|v| + |o|) forward and
   //     (u−1)/u · (|dO| + |dq| + ρ|dk| + ρ|dv|) backward;
   //   ring (group of r = P/u): K and V blocks of Hkv·ρ/u heads × s/r tokens = ρ|k| bytes each,
-  //     r−1 passes forward, r−1 passes of K, V and r−1 of dK, dV backward.
+  //     r−1 passes forward; backward r−1 passes of K, V and, when r > 1, r passes of the dK, dV
+  //     accumulators in fp32 (twice bf16's bytes; the ring's backward_sends = separate).
   const std::int64_t P = 8, s = 256, B = 2, H = 8, Hkv = 2, d = 16;
   const double q = B * H * (s / P) * d * 2.0, k = B * Hkv * (s / P) * d * 2.0;
   for (int u : {1, 2, 4, 8}) {
@@ -126,7 +127,7 @@ TEST_CASE("usp traffic: all-to-all inside the Ulysses group, K/V ring across gro
       CHECK(a2a[0] == doctest::Approx(f * (2 * q + 2 * rho * k)).epsilon(1e-12));
       CHECK(a2a[1] == doctest::Approx(f * (2 * q + 2 * rho * k)).epsilon(1e-12));
       CHECK(ring[0] == doctest::Approx((r - 1) * 2 * rho * k).epsilon(1e-12));
-      CHECK(ring[1] == doctest::Approx(2 * (r - 1) * 2 * rho * k).epsilon(1e-12));
+      CHECK(ring[1] == doctest::Approx((r - 1) * 2 * rho * k + (r > 1 ? r : 0) * 2 * 2 * rho * k).epsilon(1e-12));
     }
   }
 }
