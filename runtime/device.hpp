@@ -65,8 +65,9 @@ class Device {
   // type, as ring implementations
   // keep them (ring-flash-attention holds dq, dk and dv in torch.float32 and sends dk, dv so). fill,
   // copy (which converts), add and attention_block_backward's gradients take it beside tensors of
-  // dtype(), and communication moves its own bytes. This default (data backends, which compute at
-  // their own precision) is empty(shape).
+  // dtype(), and communication moves its own bytes. This default is empty(shape): the CPU backends
+  // compute at their own precision, and the CUDA backend (bf16 kernels with fp32 accumulation inside
+  // them) keeps the ring's dK/dV sums in bf16 and sends them so, half the bytes the trace predicts.
   [[nodiscard]] virtual Tensor empty_accumulator(const Shape& shape) { return empty(shape); }
   // Room for a byte per element of an n-element tensor (a dropout mask), in elements of dtype().
   [[nodiscard]] Tensor empty_mask(std::int64_t n);

@@ -19,8 +19,9 @@ namespace spsim::rt::trace {
 class TraceDevice final : public Device {
  public:
   // dtype: the element type of the simulated hardware (bf16, fp16, f32, f64); every tensor has it but
-  // accumulators (empty_accumulator: f32 on a bf16 or fp16 device), which fill, copy, add and the
-  // attention backward's gradients also take, priced at their own width.
+  // accumulators (empty_accumulator: f32 on a bf16 or fp16 device), which fill, copy and add price at
+  // their own width, and which the attention backward takes as its gradients (priced as the dtype's,
+  // its dq accumulation pass as fp32: cost::Accumulated).
   TraceDevice(DType dtype, Recorder recorder);
 
   [[nodiscard]] std::string_view name() const override { return "trace"; }

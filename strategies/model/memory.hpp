@@ -43,16 +43,18 @@
 //                                                                   use and arriving, accumulator in flight,
 //                                                                   the one arriving, the fresh partial; 8K
 //                                                                   at P = 3, 4K at P = 2)
-//   backward, backward_sends = separate (fp32 accumulators; the gradients are made at the end):
-//     step 0  In + Q + L + aQ + (Q + 2K) + 2aK + [P ≥ 2] 2K          (dq accumulator, the block's dq, dk,
+//   backward, backward_sends = separate, P ≥ 2 (fp32 accumulators; the gradients are made at the end;
+//   a ring of one takes the packed path):
+//     step 0  In + Q + L + aQ + (Q + 2K) + 2aK + 2K                  (dq accumulator, the block's dq, dk,
 //                                                                   dv, the dk/dv accumulator, the next
 //                                                                   K/V block arriving)
 //     summing In + Q + L + aQ + (6K for P ≥ 3, 4K at P = 2) + 6aK    (K/V in use and arriving, the block's
 //                                                                   dk, dv; accumulators in flight,
 //                                                                   arriving and their sum)
-//     end     In + Q + L + aQ + (4aK for P ≥ 2, 2aK at P = 1) + (Q + 2K)
-//                                                                   (the last accumulator sent, the one
+//     end     In + Q + L + aQ + 4aK + (Q + 2K)                       (the last accumulator sent, the one
 //                                                                   home, the gradients)
+//   The sum is made only at a step j ≥ 1 whose block has a visible pair: where no rank has one (every
+//   document inside one rank's chunk), the summing moment is an upper bound on the traced peak.
 // USP (strategies/usp/usp.cpp; u = ulysses_degree, r = P/u): the Ulysses list above with u for P
 // (Kr = rep·K, rep = u/Hkv when Hkv < u), and Ring Attention on the head-sharded q, k, v inside it.
 // The ring level's tensors have the sizes of Ring Attention's with K → Kr: its q, o are H/u heads ×

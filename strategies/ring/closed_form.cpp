@@ -10,12 +10,22 @@
 // (Timeline::overlapped: max(t_comm, t_compute + σ/(1+σ)·t_comm)):
 //   forward   step j < P−1: overlap(a_j + [j>0, f>0]·m, 2p)   (the K and V passes of the next block)
 //             step P−1:     a_{P−1} + m
-//   backward  fills of dq, dk, dv; then step j overlaps
-//               compute  [j≥1]·2z + a'_j + [j≥2]·2(+)         (fresh partial; add the incoming accumulator)
-//               comm     [j≥2]·2p (the dK/dV accumulators of step j−1, posted after its add)
+//   backward, backward_sends = separate (ring-flash-attention; P ≥ 2), with a = the accumulator's
+//             width over the dtype's and p_a = one sendrecv of an fp32 dK (= dV) block (a·|k| bytes):
+//             step j overlaps
+//               compute  [computed]·(2z + a'_j) + [j = 0]·(fill and conversion of dq, conversions of
+//                        dk, dv into the accumulators) + [j≥1, computed]·2(+)  (mixed-width adds of
+//                        the block's dk, dv and the incoming accumulator)
+//               comm     [j≥1]·2p_a (the accumulators of step j−1, posted at its end)
 //                        + [j<P−1]·2p (the next K/V block)
+//             a step whose block is fully masked computes nothing and passes the accumulator on; the
+//             P-th accumulator pass (2p_a) brings this rank's sum home after the loop, then the
+//             conversions of dq, dk, dv back to the dtype.
+//   backward, backward_sends = packed: fills of dq, dk, dv; then step j overlaps
+//               compute  [j≥1]·2z + a'_j + [j≥2]·2(+)         (fresh partial; add the incoming accumulator)
+//               comm     [j≥2]·2p (the dK/dV accumulators of step j−1) + [j<P−1]·2p (the next K/V block)
 //             and ends with the last accumulator pass 2p and its add 2(+).
-// In the backward, the accumulator pass of step j−1 waits for step j−1's add, and step j's compute for
+// With separate, the accumulator pass of step j−1 leaves at its end, and step j's compute waits for
 // the K/V pass of step j−1: both start when step j−1 ends. The next K/V pass, behind the accumulator
 // on the stream, reaches the GPU when the accumulator has arrived; if the block's kernel is still
 // running then, it holds the SMs and the pass waits for its end (the replay's launch rule), running
@@ -24,15 +34,15 @@
 //               t_add' = the add slowed by 1 + σ while the K/V pass runs beside it;
 //   else        step j = max(t_acc + t_next, max(end of the block's compute, t_acc) + t_add), compute
 //               slowed by 1 + σ while a pass runs.
-// So each step j = 2 … P−2 exposes about one K/V pass. Communication-bound, the last step's add is not
-// hidden either. With backward_sends = packed both passes are one launch at the step's start (the
-// second branch always), and the last accumulator leaves after the loop as before.
+// So each step j = 1 … P−2 exposes about one K/V pass. Communication-bound, the last step's add is not
+// hidden either. With packed both passes are one launch at the step's start (the second branch
+// always), and the last accumulator leaves after the loop.
 // The model follows each rank on its own, which is exact when no rank waits for a slower neighbour's
 // pass: the critical rank (most unmasked work: rank P−1 with the contiguous layout under causal)
 // receives each block from a rank that is no further behind. (Under causal, contiguous, rank 0 waits
 // for rank P−1's last dK/dV accumulator and ends at the same instant; the simulator's summary breaks
 // such ties towards the busier rank, so both report the heavy rank's compute/comm split.) A rank sends
-// 2(P−1)·|k| forward and 4(P−1)·|k| backward.
+// 2(P−1)·|k| forward and backward 2(P−1)·|k| + 2P·a·|k| (separate) or 4(P−1)·|k| (packed).
 // RingLevel is this model for ring groups of r = P/u ranks (USP's ring level,
 // strategies/usp/closed_form.cpp): P → r, the rank's tokens s/P → s/r, H and Hkv → H/u and Hkv·rep/u, and p =
 // the slowest hop of the ring groups j, u+j, 2u+j, … (HardwareModel::ring_pass_s over the group's members).

@@ -15,8 +15,9 @@
 // (no rank waits for a slower neighbour's pass) holds unchanged, and the slowest position i sets the
 // step. u = P is Ulysses (r = 1: no passes, one block), u = 1 is Ring Attention (the all-to-alls are
 // over groups of one and cost nothing; qkv_fusion fused still packs and unpacks q, k, v). A rank sends
-// (u−1)/u of q, k, v, o, dO, dq, dk, dv (k, v, dk, dv × rep) plus 2(r−1)·|K_r| forward and 4(r−1)·|K_r|
-// backward, |K_r| = B·(Hkv·rep/u)·(s/r)·d·bytes.
+// (u−1)/u of q, k, v, o, dO, dq, dk, dv (k, v, dk, dv × rep) plus 2(r−1)·|K_r| forward and backward
+// 2(r−1)·|K_r| + [r > 1]·2r·a·|K_r| (separate, fp32 accumulators: a = 2 for bf16) or 4(r−1)·|K_r|
+// (packed), |K_r| = B·(Hkv·rep/u)·(s/r)·d·bytes.
 #include <numeric>
 
 #include "strategies/compose.hpp"

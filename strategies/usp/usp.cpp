@@ -17,7 +17,8 @@
 // A rank sends (u−1)/u of its q, k, v, o (forward) and dO, dq, dk, dv (backward) in all-to-alls, plus
 // r−1 ring passes of its K and V blocks, which after the all-to-all hold Hkv/u heads × s/r tokens — the
 // size of its own shard (Hkv × s/P), times the kv replication factor — in forward, and in backward
-// r−1 passes of K, V and r−1 of the dK, dV accumulators. u = P is Ulysses, u = 1 is Ring Attention.
+// r−1 passes of K, V and the dK, dV accumulators: r passes in fp32 (backward_sends separate; none when
+// r = 1) or r−1 in the dtype (packed). u = P is Ulysses, u = 1 is Ring Attention.
 #include "strategies/usp/usp.hpp"
 
 #include <charconv>

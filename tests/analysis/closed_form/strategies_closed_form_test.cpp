@@ -176,6 +176,16 @@ TEST_CASE("memory model vs simulator: every strategy and option is the traced pe
           static_cast<double>(
               simulate(c, spsim::analysis::SimulateOptions::without_trace_file()).peak_memory_bytes));
   }
+  // H/Hkv = 16 (Q = 16K): the ring's separate backward holds aQ + 4aK + Q + 2K = 3Q + 10K at its end
+  // (a = 2) against 2Q + 18K at the sum, so the end is the peak; packed is unchanged.
+  const Json gqa16 = {{"hidden", 4096}, {"heads", 32}, {"kv_heads", 2}};
+  for (int p : {2, 8})
+    for (const auto& v : {variants[3], variants[6]}) {
+      const Config c = config(gqa16, 4096, p, v, true, "fwd+bwd");
+      expect_traced_peak(c, v, "fwd+bwd");
+      if (v.options.contains("backward_sends")) continue;
+      CHECK(memory_model(c)->peak_at == "backward ring, end");
+    }
 }
 
 TEST_CASE("memory model vs simulator: batch 2, with the staging buffers of strided chunks") {
