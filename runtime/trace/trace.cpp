@@ -16,6 +16,8 @@ struct Recorder::State {
   std::size_t chunk = 0;    // streaming: call `full` when the log holds this many (0: never)
   std::function<void()> full;
   bool discarding = false;
+  bool fold_memory = false;  // Alloc/Free summed into live/peak, not logged
+  std::uint64_t live = 0, peak = 0;
 };
 
 Recorder::Recorder(int rank, DType dtype, std::shared_ptr<ShapeTable> shapes)
@@ -42,6 +44,17 @@ DType Recorder::dtype() const {
 std::size_t Recorder::add(Record record) {
   State& st = *state_;
   if (st.discarding) return st.drained++;
+  if (st.fold_memory) {
+    if (const auto* a = std::get_if<Alloc>(&record)) {
+      st.live += a->bytes;
+      st.peak = std::max(st.peak, st.live);
+      return st.drained + st.trace.records.size();
+    }
+    if (const auto* f = std::get_if<Free>(&record)) {
+      st.live -= f->bytes;
+      return st.drained + st.trace.records.size();
+    }
+  }
   st.trace.records.push_back(std::move(record));
   const std::size_t index = st.drained + st.trace.records.size() - 1;
   if (st.chunk != 0 && st.trace.records.size() >= st.chunk) st.full();
@@ -62,6 +75,14 @@ void Recorder::drain(std::vector<Record>& out) {
     out.insert(out.end(), std::make_move_iterator(records.begin()), std::make_move_iterator(records.end()));
   }
   records.clear();
+}
+
+void Recorder::fold_memory() {
+  state_->fold_memory = true;
+}
+
+std::uint64_t Recorder::peak_bytes() const {
+  return state_->peak;
 }
 
 void Recorder::discard() {

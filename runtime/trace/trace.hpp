@@ -43,6 +43,12 @@ class Recorder {
   void drain(std::vector<Record>& out);
   // Records nothing from now on and never calls `full` again (the consumer went away).
   void discard();
+  // From now on Alloc and Free are not logged but summed as they come: peak_bytes() is the most live
+  // bytes at any point of the rank's program, as a walk over the records in order would find (the
+  // replay's peak). For a consumer that needs the peak and not the memory curve; add() returns the
+  // index the next logged record will have for them.
+  void fold_memory();
+  [[nodiscard]] std::uint64_t peak_bytes() const;
   [[nodiscard]] const std::vector<Group>& groups() const;
 
  private:

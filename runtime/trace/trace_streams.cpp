@@ -317,6 +317,14 @@ const std::vector<Group>& TraceStreams::groups(int rank) const {
   return producer_ ? r.pulled_groups : r.recorder.groups();
 }
 
+void TraceStreams::fold_memory() {
+  for (auto& r : ranks_) r->recorder.fold_memory();
+}
+
+std::uint64_t TraceStreams::peak_bytes(int rank) const {
+  return ranks_.at(static_cast<std::size_t>(rank))->recorder.peak_bytes();
+}
+
 bool TraceStreams::pull(int rank, std::vector<Record>& out) {
   Rank& r = *ranks_.at(static_cast<std::size_t>(rank));
   if (producer_) {

@@ -45,6 +45,10 @@ class TraceStreams {
   bool pull(int rank, std::vector<Record>& out);
   // The groups rank r has created so far (it creates a group before it records a collective on it).
   [[nodiscard]] const std::vector<Group>& groups(int rank) const;
+  // Before the first pull: every rank's Alloc and Free are summed, not recorded (Recorder::fold_memory).
+  void fold_memory();
+  // Rank r's peak live bytes (fold_memory), once pull(r) has returned false.
+  [[nodiscard]] std::uint64_t peak_bytes(int rank) const;
 
  private:
   struct Rank;

@@ -193,7 +193,11 @@ class Replayer {
   ReplayResult run() {
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) advance(r);
     engine_.run();
-    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) check_finished(r);
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+      check_finished(r);
+      if (const auto peak = state(r).records->folded_peak_bytes())
+        timeline(r).peak_bytes = std::max(timeline(r).peak_bytes, *peak);
+    }
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) close_phases(r);
     for (auto& t : result_.ranks) result_.makespan = std::max(result_.makespan, t.finish);
     result_.events = engine_.events_processed();

@@ -175,6 +175,10 @@ class RankRecords {
   virtual void release_before(std::size_t /*i*/) {}
   // The groups the rank has created so far: each one before the rank records a collective on it.
   [[nodiscard]] virtual std::span<const rt::trace::Group> groups() = 0;
+  // A source that sums its rank's Alloc and Free instead of handing them on (TraceStreams::fold_memory)
+  // gives the rank's peak live bytes here once at() has returned nullptr; the replay takes it as the
+  // rank's peak. Records walked in order give the same number, so the result does not change.
+  [[nodiscard]] virtual std::optional<std::uint64_t> folded_peak_bytes() { return std::nullopt; }
 };
 
 // Replays traces[r] on cluster.gpus()[r]. Needs traces.size() <= cluster.gpus().size()

@@ -110,6 +110,36 @@ TEST_SUITE("trace_streams") {
       }
   }
 
+  TEST_CASE("folded memory: no Alloc or Free handed over, the peak as a walk over the whole trace finds") {
+    constexpr int p = 4;
+    const auto whole = trace_ranks(p, DType::bf16, program);
+    for (const bool ahead : {false, true}) {
+      CAPTURE(ahead);
+      TraceStreams streams(p, DType::bf16, program, 3, ahead);
+      streams.fold_memory();
+      for (int r = 0; r < p; ++r) {
+        CAPTURE(r);
+        std::vector<Record> got;
+        while (streams.pull(r, got)) {
+        }
+        // The whole trace less its Alloc and Free, a Wait's index counting the records that remain.
+        std::vector<std::string> want;
+        std::vector<std::size_t> kept_index;  // per whole-trace record: its index among those kept
+        for (const auto& rec : whole[static_cast<std::size_t>(r)].records) {
+          kept_index.push_back(want.size());
+          if (std::holds_alternative<Alloc>(rec) || std::holds_alternative<Free>(rec)) continue;
+          const auto* w = std::get_if<Wait>(&rec);
+          want.push_back(w ? describe(Wait{kept_index.at(w->comm_record)}) : describe(rec));
+        }
+        CHECK(want.size() < whole[static_cast<std::size_t>(r)].records.size());
+        CHECK(describe_all(got) == want);
+        const std::uint64_t peak = peak_live_bytes(whole[static_cast<std::size_t>(r)]);
+        CHECK(peak > 0);
+        CHECK(streams.peak_bytes(r) == peak);
+      }
+    }
+  }
+
   TEST_CASE("a Wait's record index counts from the rank's first record across pulls") {
     TraceStreams streams(2, DType::bf16, program, 2);
     std::vector<Record> all, part;
