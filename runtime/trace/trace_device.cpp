@@ -117,19 +117,19 @@ void TraceDevice::record(std::string_view op, const OpCost& cost, const std::vec
 
 // ---- memory ------------------------------------------------------------------------------------
 
-Tensor TraceDevice::empty(const Shape& shape) {
+Tensor TraceDevice::allocate(const Shape& shape, DType dt, const char* op) {
   for (auto d : shape)
-    if (d < 0) fail("empty", "negative dimension in " + to_string(shape));
-  const auto bytes = static_cast<std::size_t>(numel(shape)) * dtype_bytes(dtype_);
-  return Tensor(std::make_shared<TraceStorage>(bytes, recorder_), shape, dtype_);
+    if (d < 0) fail(op, "negative dimension in " + to_string(shape));
+  const auto bytes = static_cast<std::size_t>(numel(shape)) * dtype_bytes(dt);
+  return Tensor(std::make_shared<TraceStorage>(bytes, recorder_), shape, dt);
+}
+
+Tensor TraceDevice::empty(const Shape& shape) {
+  return allocate(shape, dtype_, "empty");
 }
 
 Tensor TraceDevice::empty_accumulator(const Shape& shape) {
-  for (auto d : shape)
-    if (d < 0) fail("empty_accumulator", "negative dimension in " + to_string(shape));
-  const DType acc = accumulator_dtype(dtype_);
-  const auto bytes = static_cast<std::size_t>(numel(shape)) * dtype_bytes(acc);
-  return Tensor(std::make_shared<TraceStorage>(bytes, recorder_), shape, acc);
+  return allocate(shape, accumulator_dtype(dtype_), "empty_accumulator");
 }
 
 void TraceDevice::fill(Tensor& t, double value) {

@@ -79,6 +79,9 @@ class TraceDevice final : public Device {
   void check(const Tensor& t, const char* op, const char* what) const;  // defined, device dtype
   // Defined, the device's dtype or its accumulators'.
   void check_or_accumulator(const Tensor& t, const char* op, const char* what) const;
+  // A tensor of `dt` (empty: the device's; empty_accumulator: its accumulator type); `op` names the
+  // call in the error for a negative dimension.
+  [[nodiscard]] Tensor allocate(const Shape& shape, DType dt, const char* op);
   void check_all(const char* op, std::initializer_list<std::pair<const Tensor*, const char*>> tensors) const;
   // Records a ComputeOp with these operand shapes (interned; nothing is copied when the table has them).
   void record(std::string_view op, const OpCost& cost, std::initializer_list<std::reference_wrapper<const Shape>> shapes,
