@@ -61,8 +61,8 @@ set_target_properties(spsim_nccl_lib PROPERTIES IMPORTED_LOCATION "${spsim_nccl_
 
 file(GLOB spsim_cuda_sources CONFIGURE_DEPENDS
   runtime/cuda/*.cu runtime/cuda/*.cpp runtime/nccl/*.cu runtime/nccl/*.cpp)
-# OBJECT, not STATIC: the backend calls runtime/ functions that live in spsim_runtime, and spsim_runtime links
-# spsim_cuda; an object library's objects go into libspsim_runtime.a itself, so no static-link order issue.
+# OBJECT: the same objects go into the module the spsim binary loads (spsim_cuda_backend, below) and
+# straight into test_gpu and bench_gpu_gemm, which link spsim_runtime for the runtime/ functions they call.
 add_library(spsim_cuda OBJECT ${spsim_cuda_sources})
 # The directory-wide sanitizer flags are host-compiler flags nvcc does not accept: keep them for C++ only.
 get_property(spsim_dir_options DIRECTORY PROPERTY COMPILE_OPTIONS)
@@ -81,5 +81,12 @@ if(spsim_have_mpi)
   target_link_libraries(spsim_cuda PUBLIC MPI::MPI_C)
   target_compile_definitions(spsim_cuda PRIVATE SPSIM_WITH_MPI=1)
 endif()
+# The module the spsim binary loads on demand (runtime/cuda_backend.hpp): the same objects, built
+# position-independent, with the CUDA libraries linked here and runtime/ symbols taken from the binary.
+set_target_properties(spsim_cuda PROPERTIES POSITION_INDEPENDENT_CODE ON)
+add_library(spsim_cuda_backend MODULE)
+target_link_libraries(spsim_cuda_backend PRIVATE spsim_cuda)
+set_target_properties(spsim_cuda_backend PROPERTIES OUTPUT_NAME spsim_cuda PREFIX lib
+                                                    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 set(spsim_have_cuda ON)
 message(STATUS "spsim: CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_ARCHITECTURES}), NCCL ${spsim_nccl_library}")

@@ -11,8 +11,7 @@
 #include "runtime/mpi/mpi_comm.hpp"
 #endif
 #ifdef SPSIM_WITH_CUDA
-#include "runtime/cuda/cuda_device.hpp"
-#include "runtime/nccl/nccl_comm.hpp"
+#include "runtime/cuda_backend.hpp"
 #endif
 
 namespace spsim::analysis {
@@ -62,7 +61,7 @@ bool built_with_cuda() {
 
 std::unique_ptr<rt::Device> make_run_device(const BackendChoice& choice, rt::DType dtype) {
 #ifdef SPSIM_WITH_CUDA
-  if (choice.device == "cuda") return std::make_unique<rt::CudaDevice>(dtype, rt::local_cuda_device_index());
+  if (choice.device == "cuda") return rt::cuda_backend("--device").make_device(dtype);
 #endif
   if (choice.device == "cuda") throw InputError("--device", "cuda is not available in this build");
   return std::make_unique<rt::CpuDevice>(dtype);
@@ -71,9 +70,8 @@ std::unique_ptr<rt::Device> make_run_device(const BackendChoice& choice, rt::DTy
 RunComm::RunComm([[maybe_unused]] const BackendChoice& choice, [[maybe_unused]] rt::Device& dev) {
 #ifdef SPSIM_WITH_CUDA
   if (choice.comm == "nccl") {
-    auto* cuda = dynamic_cast<rt::CudaDevice*>(&dev);
-    if (!cuda) throw InputError("--comm", "nccl needs --device cuda");
-    base_ = rt::NcclComm::create_world(*cuda);
+    base_ = rt::cuda_backend("--comm").make_nccl_world(dev);
+    if (!base_) throw InputError("--comm", "nccl needs --device cuda");
     return;
   }
 #endif

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <fstream>
 
+#include "analysis/run/backend.hpp"
 #include "tests/cli/run_cli.hpp"
 
 using namespace spsim_test;
@@ -111,4 +112,28 @@ TEST_CASE("the value of an option is not mistaken for an unknown option") {
   CHECK(r.code == 2);
   CHECK(has(r.out, "--max-bytes is required"));
   CHECK_FALSE(has(r.out, "unknown option"));
+}
+
+TEST_CASE("--backend nccl loads the CUDA backend module; a missing module names the file and the remedy") {
+  if (!spsim::analysis::built_with_cuda()) {
+    // Without the backend the device is refused before any loading (tests/analysis/run covers it).
+    const auto r = run_spsim("run " + source_path("configs/runs/attention-llama3-8b-8k-gpu.json") + " --backend nccl");
+    CHECK(r.code == 2);
+    CHECK(has(r.out, "--device"));
+    return;
+  }
+  // The module is loaded with every symbol bound (RTLD_NOW), so reaching CUDA's own verdict (no GPU on
+  // this machine) or a run (a GPU) shows the binary exports what the module needs.
+  const auto r = run_spsim("run " + source_path("configs/runs/attention-llama3-8b-8k-gpu.json") +
+                           " --backend nccl --iters 1 --warmup 0");
+  CHECK_MESSAGE((r.code == 0 || (r.code == 3 && has(r.out, "no CUDA device is visible"))), r.out);
+  CHECK_FALSE(has(r.out, "could not be loaded"));
+
+  const auto missing = run_shell("SPSIM_CUDA_BACKEND=/nonexistent/libspsim_cuda.so " + std::string(SPSIM_BINARY) +
+                                 " run " + source_path("configs/runs/attention-llama3-8b-8k-gpu.json") +
+                                 " --backend nccl");
+  CHECK(missing.code == 2);
+  CHECK(has(missing.out, "spsim: error: --device: the CUDA backend module could not be loaded from "
+                         "/nonexistent/libspsim_cuda.so"));
+  CHECK(has(missing.out, "SPSIM_CUDA_BACKEND"));
 }
