@@ -115,40 +115,48 @@ double schedule_cycles_events(const std::vector<double>& work, std::int64_t repe
     for (double w : sorted) issue.insert(issue.end(), static_cast<std::size_t>(repeat), w);
   }
   // Each SM holds up to ctas_per_sm blocks and shares its rate among them (n resident: each runs at
-  // 1/n); a block enters the SM whose slot frees first. Events: an SM's next completion.
+  // 1/n); a block enters the SM whose slot frees first. Events: an SM's next completion. The work is
+  // counted in whole ticks, 2^-30 of the longest block (a power of two, so scaling is exact): an SM's
+  // next completion is n·(least work left) ticks on, when every resident block has done that least
+  // work, so the schedule is exact in integers and ties between SMs go to the lower index whatever the
+  // compiler does with the floating point (fused multiply-adds moved ties, and with them whole blocks,
+  // between builds). Sums stay below 2^30 · 200,000 < 2^63 ticks.
+  int longest_exp = 0;
+  std::frexp(*std::ranges::max_element(issue), &longest_exp);  // longest < 2^longest_exp
+  const double kTicksPerCycle = std::ldexp(1.0, 30 - longest_exp);
   struct Sm {
-    double t = 0;              // time of its last event
-    std::vector<double> left;  // remaining work of its resident blocks
+    std::int64_t t = 0;              // time of its last event, ticks
+    std::vector<std::int64_t> left;  // remaining work of its resident blocks, ticks
   };
   std::vector<Sm> state(static_cast<std::size_t>(sms));
   std::size_t next = 0;
-  using Event = std::pair<double, int>;  // (completion time, SM)
+  const auto ticks = [&](double w) { return std::max<std::int64_t>(1, std::llround(w * kTicksPerCycle)); };
+  using Event = std::pair<std::int64_t, int>;  // (completion time, SM)
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   const auto post = [&](int i) {
     const Sm& s = state[static_cast<std::size_t>(i)];
-    if (!s.left.empty())
-      events.emplace(s.t + static_cast<double>(s.left.size()) * std::ranges::min(s.left), i);
+    if (!s.left.empty()) events.emplace(s.t + static_cast<std::int64_t>(s.left.size()) * std::ranges::min(s.left), i);
   };
   // The launch hands out blocks breadth first: one per SM, then a second per SM, …
   for (int round = 0; round < ctas_per_sm; ++round)
     for (auto& s : state)
-      if (next < issue.size()) s.left.push_back(issue[next++]);
+      if (next < issue.size()) s.left.push_back(ticks(issue[next++]));
   for (int i = 0; i < sms; ++i) post(i);
-  double makespan = 0;
+  std::int64_t makespan = 0;
   while (!events.empty()) {
     const auto [t, i] = events.top();
     events.pop();
     Sm& s = state[static_cast<std::size_t>(i)];
-    const double done = (t - s.t) / static_cast<double>(s.left.size());  // work each resident block did
-    for (double& w : s.left) w -= done;
-    std::erase_if(s.left, [&](double w) { return w <= 1e-9 * done; });
+    const std::int64_t done = std::ranges::min(s.left);  // work each resident block did
+    for (auto& w : s.left) w -= done;
+    std::erase(s.left, 0);
     s.t = t;
     makespan = std::max(makespan, t);
     while (static_cast<int>(s.left.size()) < ctas_per_sm && next < issue.size())
-      s.left.push_back(issue[next++]);
+      s.left.push_back(ticks(issue[next++]));
     post(i);
   }
-  return makespan;
+  return static_cast<double>(makespan) / kTicksPerCycle;
 }
 
 double attention_kernel_s(const rt::AttentionLaunch& l, AttentionPass pass, const KernelFamily& family,
