@@ -37,6 +37,16 @@ struct RunArgs {
   std::string max_memory;
 };
 
+// The checks that need neither the configuration nor MPI: the options' ranges and the backend, which
+// names a device this build may lack.
+analysis::BackendChoice checked_arguments(const RunArgs& a) {
+  if (a.iters < 1) throw InputError("--iters", "must be >= 1, got " + std::to_string(a.iters));
+  if (a.warmup < 0) throw InputError("--warmup", "must be >= 0, got " + std::to_string(a.warmup));
+  if (a.timeout < 0 || !std::isfinite(a.timeout))
+    throw InputError("--timeout", "must be a positive number of seconds, got " + std::to_string(a.timeout));
+  return analysis::resolve_backend(a.backend, a.device, a.comm);
+}
+
 #ifdef SPSIM_WITH_MPI
 
 // Everything a rank needs, validated before any rank starts running.
@@ -57,13 +67,16 @@ int local_processes(int world_size) {
   return world_size;
 }
 
-Prepared prepare(const RunArgs& a, int world_size) {
-  if (a.iters < 1) throw InputError("--iters", "must be >= 1, got " + std::to_string(a.iters));
-  if (a.warmup < 0) throw InputError("--warmup", "must be >= 0, got " + std::to_string(a.warmup));
-  if (a.timeout < 0 || !std::isfinite(a.timeout))
-    throw InputError("--timeout", "must be a positive number of seconds, got " + std::to_string(a.timeout));
+// This process's rank in the job as the launcher numbers it (Open MPI, MPICH/Hydra), else 0.
+int launcher_rank() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK"})
+    if (const char* v = std::getenv(var)) return std::atoi(v);
+  return 0;
+}
+
+Prepared prepare(const RunArgs& a, const analysis::BackendChoice& backend, int world_size) {
   Prepared p;
-  p.backend = analysis::resolve_backend(a.backend, a.device, a.comm);
+  p.backend = backend;
   const auto loaded = analysis::load_config(a.config);
   std::optional<sim::ClusterConfig> cluster;
   if (!a.cluster.empty()) cluster = analysis::load_cluster_argument(a.cluster);
@@ -85,10 +98,20 @@ Prepared prepare(const RunArgs& a, int world_size) {
 }
 
 int run_command(const RunArgs& a) {
+  // The arguments are the same on every rank, so every rank rejects bad ones alike, before MPI starts;
+  // the launcher's rank 0 says why.
+  analysis::BackendChoice backend;
+  try {
+    backend = checked_arguments(a);
+  } catch (const InputError& e) {
+    if (launcher_rank() == 0) std::fprintf(stderr, "spsim: error: %s\n", e.what());
+    return 2;
+  }
   rt::MpiEnvironment mpi;
   auto world = mpi.world();
   Prepared p;
-  if (const int code = analysis::agree_on_failure(*world, [&] { p = prepare(a, world->size()); }); code != 0)
+  if (const int code = analysis::agree_on_failure(*world, [&] { p = prepare(a, backend, world->size()); });
+      code != 0)
     return code;
   std::unique_ptr<rt::Watchdog> watchdog;
   if (a.timeout > 0) watchdog = rt::start_watchdog(a.timeout);
@@ -115,7 +138,8 @@ int run_command(const RunArgs& a) {
 
 #else
 
-int run_command(const RunArgs&) {
+int run_command(const RunArgs& a) {
+  checked_arguments(a);
   throw InputError("run",
                    "this spsim was built without MPI (SPSIM_WITH_MPI); install libopenmpi-dev and rebuild");
 }
