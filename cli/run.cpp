@@ -67,13 +67,6 @@ int local_processes(int world_size) {
   return world_size;
 }
 
-// This process's rank in the job as the launcher numbers it (Open MPI, MPICH/Hydra), else 0.
-int launcher_rank() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK"})
-    if (const char* v = std::getenv(var)) return std::atoi(v);
-  return 0;
-}
-
 Prepared prepare(const RunArgs& a, const analysis::BackendChoice& backend, int world_size) {
   Prepared p;
   p.backend = backend;
@@ -98,15 +91,9 @@ Prepared prepare(const RunArgs& a, const analysis::BackendChoice& backend, int w
 }
 
 int run_command(const RunArgs& a) {
-  // The arguments are the same on every rank, so every rank rejects bad ones alike, before MPI starts;
-  // the launcher's rank 0 says why.
-  analysis::BackendChoice backend;
-  try {
-    backend = checked_arguments(a);
-  } catch (const InputError& e) {
-    if (launcher_rank() == 0) std::fprintf(stderr, "spsim: error: %s\n", e.what());
-    return 2;
-  }
+  // The arguments are the same on every rank, so every rank rejects bad ones alike, before MPI starts
+  // (main reports it from the launcher's rank 0).
+  const analysis::BackendChoice backend = checked_arguments(a);
   rt::MpiEnvironment mpi;
   auto world = mpi.world();
   Prepared p;
