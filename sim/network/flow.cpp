@@ -94,8 +94,26 @@ void FlowNetwork::start_flow(std::uint32_t slot) {
   f.updated = engine_.now();
   f.active = true;
   ++active_;
-  for (LinkId l : links_of(f)) link_flows_[static_cast<std::size_t>(l)].push_back(slot);
-  defer_recompute(links_of(f));
+  bool alone = true;
+  double rate = std::numeric_limits<double>::infinity();
+  for (LinkId l : links_of(f)) {
+    auto& on = link_flows_[static_cast<std::size_t>(l)];
+    on.push_back(slot);
+    alone = alone && on.size() == 1;
+    rate = std::min(rate, capacity_[static_cast<std::size_t>(l)]);
+  }
+  if (!alone) {
+    defer_recompute(links_of(f));
+    return;
+  }
+  // Alone on every link (a ring step's message, most of a large replay's flows): no other flow's rate
+  // changes, and the deferred re-solve would give this one its route's least capacity. So it gets
+  // that now, without the re-solve's event. A flow that joins one of its links later in this instant
+  // seeds a re-solve, which finds this one there and moves its end, as it would have.
+  f.rate = rate;
+  ++stats_.rate_changes;
+  f.completion = engine_.schedule_at(engine_.now() + Time::from_seconds(f.remaining / f.rate),
+                                     [this, slot] { complete(slot); }, {&touch_flow, this, slot});
 }
 
 void FlowNetwork::defer_recompute(std::span<const LinkId> links) {

@@ -41,6 +41,25 @@ TEST_CASE("a lone flow takes route latency plus bytes over bandwidth") {
   CHECK(f.arrived["a"] == Time::from_us(2) + Time::from_seconds(0.1));
 }
 
+TEST_CASE("a flow alone on its links is priced when it starts, without a re-solve event") {
+  // The events: the test's send, the flow's start after its latency, its end. A second flow into the
+  // same GPU in the same instant needs a re-solve (one more event), which moves the first one's end;
+  // the first to end leaves the other on the shared downlink, which needs another.
+  Fixture f(3, 10 * GB, Time::from_us(1));
+  f.send_at(Time{}, 0, 1, 1 * GB, "a");
+  f.engine.run();
+  CHECK(f.engine.events_processed() == 3);
+  CHECK(f.arrived["a"] == Time::from_us(2) + Time::from_seconds(0.1));
+
+  Fixture g(3, 10 * GB, Time::from_us(1));
+  g.send_at(Time{}, 0, 2, 1 * GB, "a");
+  g.send_at(Time{}, 1, 2, 1 * GB, "b");
+  g.engine.run();
+  CHECK(g.engine.events_processed() == 2 * 3 + 2);
+  CHECK(g.arrived["a"] == Time::from_us(2) + Time::from_seconds(0.2));
+  CHECK(g.arrived["b"] == Time::from_us(2) + Time::from_seconds(0.2));
+}
+
 TEST_CASE("two flows into one GPU share its downlink") {
   // g0 -> g2 and g1 -> g2 both cross sw -> g2 (10 GB/s): 5 GB/s each, 1 GB each takes 0.2 s.
   Fixture f(3);
