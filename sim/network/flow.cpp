@@ -43,7 +43,43 @@ void FlowNetwork::transfer(DeviceId src, DeviceId dst, double bytes, Done done,
   }
   f.remaining = wire;
   f.done = std::move(done);
-  engine_.schedule_after(latency, [this, slot] { start_flow(slot); }, {&touch_flow, this, slot});
+  f.start = engine_.now() + latency;
+  // Links no flow is on or about to join: the flow goes onto them now, priced as alone from its start
+  // (its route's least capacity), so it costs one event, its end, instead of a start and an end. A
+  // flow that comes onto one of them before this one's end resolves it first (start_flow), which
+  // gives what the start event would have: most of a large replay's ring messages are never met.
+  const auto links = links_of(f);
+  if (std::all_of(links.begin(), links.end(),
+                  [this](LinkId l) { return link_flows_[static_cast<std::size_t>(l)].empty(); })) {
+    double rate = std::numeric_limits<double>::infinity();
+    for (LinkId l : links) {
+      link_flows_[static_cast<std::size_t>(l)].push_back(slot);
+      rate = std::min(rate, capacity_[static_cast<std::size_t>(l)]);
+    }
+    f.presumed_alone = true;
+    f.active = true;
+    ++active_;
+    f.rate = rate;
+    f.updated = f.start;
+    ++stats_.rate_changes;
+    f.completion = engine_.schedule_at(f.start + Time::from_seconds(f.remaining / f.rate),
+                                       [this, slot] { complete(slot); }, {&touch_flow, this, slot});
+    return;
+  }
+  engine_.schedule_at(f.start, [this, slot] { start_flow(slot); }, {&touch_flow, this, slot});
+}
+
+void FlowNetwork::resolve(std::uint32_t slot) {
+  Flow& f = flows_[slot];
+  f.presumed_alone = false;
+  if (f.start <= engine_.now()) return;  // started and alone so far: an active flow as it stands
+  engine_.cancel(f.completion);
+  f.completion = {};
+  for (LinkId l : links_of(f)) link_flows_[static_cast<std::size_t>(l)].remove(slot);
+  f.active = false;
+  --active_;
+  --stats_.rate_changes;  // its start will price it
+  engine_.schedule_at(f.start, [this, slot] { start_flow(slot); }, {&touch_flow, this, slot});
 }
 
 void FlowNetwork::touch_flow(const void* owner, std::uint32_t slot, int stage) {
@@ -90,6 +126,10 @@ std::uint32_t FlowNetwork::new_slot() {
 
 void FlowNetwork::start_flow(std::uint32_t slot) {
   Flow& f = flows_[slot];
+  for (LinkId l : links_of(f)) {  // a flow presumed alone is the only one on each of its links
+    const auto& on = link_flows_[static_cast<std::size_t>(l)];
+    if (on.size() == 1 && flows_[on.front()].presumed_alone) resolve(on.front());
+  }
   f.rate = 0;  // forces a schedule in recompute()
   f.updated = engine_.now();
   f.active = true;
@@ -132,6 +172,7 @@ void FlowNetwork::defer_recompute(std::span<const LinkId> links) {
 void FlowNetwork::complete(std::uint32_t slot) {
   Flow& f = flows_[slot];
   f.active = false;
+  f.presumed_alone = false;
   f.completion = {};
   --active_;
   const std::span<const LinkId> links = links_of(f);

@@ -35,7 +35,12 @@ class FlowNetwork final : public Network {
     double rate = 0;                             // bytes per second
     Time updated{};
     Engine::EventId completion;  // replaced (the old one cancelled) whenever the rate changes
+    Time start{};                // when its latency has passed and it joins its links
     bool active = false;
+    // Put on its links when posted, as if started at `start` and alone until it ends (see
+    // FlowNetwork::transfer); until another flow comes onto one of its links (resolve()), it is the only
+    // flow on each of them.
+    bool presumed_alone = false;
     // The route's links again, in the flow itself when they are few (most routes): a flow's start and
     // end, and the engine's prefetch of the link lists they touch (touch_flow), then read one object
     // rather than the flow, its route and the route's array, each a wait for memory at scale.
@@ -81,6 +86,10 @@ class FlowNetwork final : public Network {
 
   [[nodiscard]] std::uint32_t new_slot();  // an inactive flow slot, reused or new
   void start_flow(std::uint32_t slot);       // the slot's latency has passed: join the active flows
+  // A flow presumed alone meets another on one of its links: if it has started, it is an active flow
+  // like any (its rate and end as priced from its start); if not, it leaves its links and starts at its
+  // time as flows do.
+  void resolve(std::uint32_t slot);
   void complete(std::uint32_t slot);
   void recompute(const std::vector<LinkId>& seeds);
   // Marks `links` for the recompute that runs once all events of this instant have: the flows that

@@ -41,23 +41,38 @@ TEST_CASE("a lone flow takes route latency plus bytes over bandwidth") {
   CHECK(f.arrived["a"] == Time::from_us(2) + Time::from_seconds(0.1));
 }
 
-TEST_CASE("a flow alone on its links is priced when it starts, without a re-solve event") {
-  // The events: the test's send, the flow's start after its latency, its end. A second flow into the
-  // same GPU in the same instant needs a re-solve (one more event), which moves the first one's end;
-  // the first to end leaves the other on the shared downlink, which needs another.
+TEST_CASE("a flow posted onto free links costs one event, its end, until another flow meets it") {
+  // The events: the test's send and the flow's end (priced as alone from its start when posted).
   Fixture f(3, 10 * GB, Time::from_us(1));
   f.send_at(Time{}, 0, 1, 1 * GB, "a");
   f.engine.run();
-  CHECK(f.engine.events_processed() == 3);
+  CHECK(f.engine.events_processed() == 2);
   CHECK(f.arrived["a"] == Time::from_us(2) + Time::from_seconds(0.1));
 
+  // b finds a on g2's downlink when posted, so it starts as flows do; its start meets a (started in
+  // the same instant) and needs a re-solve, which moves a's end; the first to end leaves the other on
+  // the shared downlink, which needs another: 2 sends, b's start, 2 re-solves, 2 ends.
   Fixture g(3, 10 * GB, Time::from_us(1));
   g.send_at(Time{}, 0, 2, 1 * GB, "a");
   g.send_at(Time{}, 1, 2, 1 * GB, "b");
   g.engine.run();
-  CHECK(g.engine.events_processed() == 2 * 3 + 2);
+  CHECK(g.engine.events_processed() == 7);
   CHECK(g.arrived["a"] == Time::from_us(2) + Time::from_seconds(0.2));
   CHECK(g.arrived["b"] == Time::from_us(2) + Time::from_seconds(0.2));
+}
+
+TEST_CASE("a flow that starts during a posted flow's latency has the links to itself until then") {
+  // a (1 GB) is posted at 0 with 0.1 s of latency, onto free links: priced as alone from 0.1 s. b (2 GB,
+  // no latency) starts at 0.05 s on g0's uplink, which a will share: a leaves its links until 0.1 s.
+  // b alone at 10 GB/s moves 0.5 GB by 0.1 s; then 5 GB/s each: a's 1 GB ends at 0.3 s, when b has
+  // 0.5 GB left, alone again at 10 GB/s: b ends at 0.35 s.
+  Fixture f(3);
+  f.send_at(Time{}, 0, 1, 1 * GB, "a", TransferOptions{.extra_latency = Time::from_seconds(0.1)});
+  f.send_at(Time::from_seconds(0.05), 0, 2, 2 * GB, "b");
+  f.engine.run();
+  CHECK(f.arrived["a"] == Time::from_seconds(0.3));
+  CHECK(f.arrived["b"] == Time::from_seconds(0.35));
+  CHECK(f.network->active_flows() == 0);
 }
 
 TEST_CASE("two flows into one GPU share its downlink") {
