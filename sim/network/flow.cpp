@@ -51,22 +51,34 @@ void FlowNetwork::transfer(DeviceId src, DeviceId dst, double bytes, Done done,
   const auto links = links_of(f);
   if (std::all_of(links.begin(), links.end(),
                   [this](LinkId l) { return link_flows_[static_cast<std::size_t>(l)].empty(); })) {
-    double rate = std::numeric_limits<double>::infinity();
-    for (LinkId l : links) {
-      link_flows_[static_cast<std::size_t>(l)].push_back(slot);
-      rate = std::min(rate, capacity_[static_cast<std::size_t>(l)]);
-    }
+    for (LinkId l : links) link_flows_[static_cast<std::size_t>(l)].push_back(slot);
     f.presumed_alone = true;
     f.active = true;
     ++active_;
-    f.rate = rate;
-    f.updated = f.start;
-    ++stats_.rate_changes;
-    f.completion = engine_.schedule_at(f.start + Time::from_seconds(f.remaining / f.rate),
-                                       [this, slot] { complete(slot); }, {&touch_flow, this, slot});
+    price_alone(slot, f.start);
     return;
   }
-  engine_.schedule_at(f.start, [this, slot] { start_flow(slot); }, {&touch_flow, this, slot});
+  schedule_start(slot);
+}
+
+void FlowNetwork::schedule_start(std::uint32_t slot) {
+  engine_.schedule_at(flows_[slot].start, [this, slot] { start_flow(slot); }, {&touch_flow, this, slot});
+}
+
+void FlowNetwork::schedule_end(std::uint32_t slot, Time at) {
+  Flow& f = flows_[slot];
+  f.completion = engine_.is_pending(f.completion)
+                     ? engine_.reschedule(f.completion, at)
+                     : engine_.schedule_at(at, [this, slot] { complete(slot); }, {&touch_flow, this, slot});
+}
+
+void FlowNetwork::price_alone(std::uint32_t slot, Time from) {
+  Flow& f = flows_[slot];
+  f.rate = std::numeric_limits<double>::infinity();
+  for (LinkId l : links_of(f)) f.rate = std::min(f.rate, capacity_[static_cast<std::size_t>(l)]);
+  f.updated = from;
+  ++stats_.rate_changes;
+  schedule_end(slot, from + Time::from_seconds(f.remaining / f.rate));
 }
 
 void FlowNetwork::resolve(std::uint32_t slot) {
@@ -79,7 +91,7 @@ void FlowNetwork::resolve(std::uint32_t slot) {
   f.active = false;
   --active_;
   --stats_.rate_changes;  // its start will price it
-  engine_.schedule_at(f.start, [this, slot] { start_flow(slot); }, {&touch_flow, this, slot});
+  schedule_start(slot);
 }
 
 void FlowNetwork::touch_flow(const void* owner, std::uint32_t slot, int stage) {
@@ -135,12 +147,10 @@ void FlowNetwork::start_flow(std::uint32_t slot) {
   f.active = true;
   ++active_;
   bool alone = true;
-  double rate = std::numeric_limits<double>::infinity();
   for (LinkId l : links_of(f)) {
     auto& on = link_flows_[static_cast<std::size_t>(l)];
     on.push_back(slot);
     alone = alone && on.size() == 1;
-    rate = std::min(rate, capacity_[static_cast<std::size_t>(l)]);
   }
   if (!alone) {
     defer_recompute(links_of(f));
@@ -150,10 +160,7 @@ void FlowNetwork::start_flow(std::uint32_t slot) {
   // changes, and the deferred re-solve would give this one its route's least capacity. So it gets
   // that now, without the re-solve's event. A flow that joins one of its links later in this instant
   // seeds a re-solve, which finds this one there and moves its end, as it would have.
-  f.rate = rate;
-  ++stats_.rate_changes;
-  f.completion = engine_.schedule_at(engine_.now() + Time::from_seconds(f.remaining / f.rate),
-                                     [this, slot] { complete(slot); }, {&touch_flow, this, slot});
+  price_alone(slot, engine_.now());
 }
 
 void FlowNetwork::defer_recompute(std::span<const LinkId> links) {
@@ -271,10 +278,7 @@ void FlowNetwork::recompute(const std::vector<LinkId>& seeds) {
     f.updated = now;
     f.rate = rates_[i];
     ++stats_.rate_changes;
-    const Time at = now + Time::from_seconds(f.remaining / f.rate);
-    f.completion = engine_.is_pending(f.completion) ? engine_.reschedule(f.completion, at)
-                                                    : engine_.schedule_at(at, [this, slot] { complete(slot); },
-                                                                          {&touch_flow, this, slot});
+    schedule_end(slot, now + Time::from_seconds(f.remaining / f.rate));
   }
 }
 

@@ -90,6 +90,10 @@ class FlowNetwork final : public Network {
   // like any (its rate and end as priced from its start); if not, it leaves its links and starts at its
   // time as flows do.
   void resolve(std::uint32_t slot);
+  void schedule_start(std::uint32_t slot);         // at the flow's `start`
+  void schedule_end(std::uint32_t slot, Time at);  // its completion, moved if one is pending
+  // Its route's least capacity from `from` on (what max-min gives a flow alone on its links), and its end.
+  void price_alone(std::uint32_t slot, Time from);
   void complete(std::uint32_t slot);
   void recompute(const std::vector<LinkId>& seeds);
   // Marks `links` for the recompute that runs once all events of this instant have: the flows that
