@@ -19,7 +19,7 @@ namespace spsim::strategies {
                                                        const Options& options);
 
 // Ring Attention over ctx.comm (option layout); ctx.positions are the rows' global positions and
-// owner j's columns are layout_positions(layout, j, P, problem.seq_len).
+// owner j's columns are layout_runs(layout, j, P, problem).
 [[nodiscard]] std::unique_ptr<AttentionStrategy> make_ring_attention(StrategyContext ctx);
 
 // USP's Ulysses group size for `degree` ranks: option ulysses_degree, or for "0" (auto) gcd(degree, 8).

@@ -116,7 +116,7 @@ LayerInfo replicated_layer_info() {
     for (const auto& ps : layer_param_shapes(m)) out.push_back({ps.name, ps.shape});
     return out;
   };
-  info.rows = [](const std::vector<std::int64_t>& positions, int, int, const Options&) { return positions; };
+  info.rows = [](const rt::Positions& positions, int, int, const Options&) { return positions; };
   info.create = [](LayerSetup setup, NamedTensors params) -> std::unique_ptr<LayerStrategy> {
     return std::make_unique<SpLayer>(std::move(setup), std::move(params));
   };

@@ -123,9 +123,7 @@ struct LayerInfo {
   // The parameter shards of TP rank `t` of `tp`.
   std::function<std::vector<ParamShard>(const models::ModelSpec&, int t, int tp, const Options&)> params;
   // The layer input rows TP rank `t` holds, out of its CP rank's `positions`.
-  std::function<std::vector<std::int64_t>(const std::vector<std::int64_t>& positions, int t, int tp,
-                                          const Options&)>
-      rows;
+  std::function<rt::Positions(const rt::Positions& positions, int t, int tp, const Options&)> rows;
   std::function<std::unique_ptr<LayerStrategy>(LayerSetup, NamedTensors params)> create;
 };
 

@@ -159,10 +159,6 @@ rt::Positions layout_runs(Layout layout, int rank, int degree, const models::Att
   return rt::Positions::range(rank * chunk, chunk);
 }
 
-std::vector<std::int64_t> layout_positions(Layout layout, int rank, int degree, const models::AttnProblem& p) {
-  return layout_runs(layout, rank, degree, p).expand();
-}
-
 std::optional<std::string> layout_check(Layout layout, int degree, const models::AttnProblem& p) {
   const std::int64_t seq_len = p.seq_len;
   const std::string s = std::to_string(seq_len), dp = std::to_string(degree), two_p = std::to_string(2 * degree);

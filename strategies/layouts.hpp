@@ -38,8 +38,6 @@ enum class Layout { contiguous, zigzag, striped, document_zigzag, balanced };
 // The positions rank `rank` of `degree` holds for problem `p` (its seq_len, and for document_zigzag
 // and balanced its mask).
 [[nodiscard]] rt::Positions layout_runs(Layout layout, int rank, int degree, const models::AttnProblem& p);
-[[nodiscard]] std::vector<std::int64_t> layout_positions(Layout layout, int rank, int degree,
-                                                         const models::AttnProblem& p);
 // Why p cannot be split over `degree` ranks in `layout`, or nullopt.
 [[nodiscard]] std::optional<std::string> layout_check(Layout layout, int degree, const models::AttnProblem& p);
 // The chunks per rank of the balanced layout (k above); 0 when s/P does not divide.

@@ -75,7 +75,7 @@ bool step_sequence_first(const StepConfig& config) {
   return config.workload.scope != models::Scope::attention && layer_of(config).sequence_first;
 }
 
-std::vector<std::int64_t> step_rows(const StepConfig& config, const StrategyInfo& info, int rank) {
+rt::Positions step_rows(const StepConfig& config, const StrategyInfo& info, int rank) {
   const ParallelShape shape = step_shape(config);
   auto positions = info.positions(shape.cp_rank(rank), shape.cp, models::attention_problem(config.model, config.workload),
                                   config.options);
@@ -122,7 +122,7 @@ StrategyContext Step::context(const models::AttnProblem& problem, std::uint64_t 
 
 void Step::make_attention(const StepData& data) {
   const auto& p = problem_;
-  const auto n = static_cast<std::int64_t>(positions_.size());
+  const std::int64_t n = positions_.size();
   const std::int64_t bh = p.batch * p.heads, bkv = p.batch * p.kv_heads, d = p.head_dim;
   inputs_ = {data.input(StepInput::q, {bh, n, d}, positions_),
              data.input(StepInput::k, {bkv, n, d}, positions_),
@@ -199,7 +199,7 @@ void Step::make_layers(const StepData& data) {
     const double rest = (4 + (fp32_grads ? 2 : 0) + optimizer) * held - traced;
     if (rest > 0) model_state_ = data.model_state(static_cast<std::int64_t>(rest / e));
   }
-  const auto n = static_cast<std::int64_t>(rows_.size());
+  const std::int64_t n = rows_.size();
   const rt::Shape shape = layer_.sequence_first ? rt::Shape{n, problem_.batch, config_.model.hidden}
                                                 : rt::Shape{problem_.batch, n, config_.model.hidden};
   inputs_ = {data.input(StepInput::x, shape, rows_)};

@@ -47,7 +47,7 @@ enum class StepInput : std::uint8_t { q, k, v, d_o, x, d_y };
 struct StepData {
   // This rank's shard of an input, `local_shape` [a, n, c] with row i the token at positions[i].
   std::function<rt::Tensor(StepInput which, const rt::Shape& local_shape,
-                           const std::vector<std::int64_t>& positions)>
+                           const rt::Positions& positions)>
       input;
   // This rank's shard of a weight of layer `layer` (shard.local() elements).
   std::function<rt::Tensor(int layer, const ParamShard& shard)> weight;
@@ -62,7 +62,7 @@ struct StepData {
 // Whether the layer-scope inputs (x, dY) and outputs (Y, dX) are token-major, [n, B, hidden]
 // (LayerInfo::sequence_first), rather than [B, n, hidden].
 [[nodiscard]] bool step_sequence_first(const StepConfig& config);
-[[nodiscard]] std::vector<std::int64_t> step_rows(const StepConfig& config, const StrategyInfo& info, int rank);
+[[nodiscard]] rt::Positions step_rows(const StepConfig& config, const StrategyInfo& info, int rank);
 [[nodiscard]] std::vector<ParamShard> step_shards(const StepConfig& config, int rank);
 
 class Step {
@@ -81,7 +81,7 @@ class Step {
 
   // Global token positions of this rank's rows: its SP rank's share of the sequence layout (attention
   // scope), of that the layer strategy's rows (layer and model scopes: under sequence parallelism 1/tp).
-  [[nodiscard]] const std::vector<std::int64_t>& positions() const { return rows_; }
+  [[nodiscard]] const rt::Positions& positions() const { return rows_; }
   // This rank's parameter shards of each layer (layer and model scopes).
   [[nodiscard]] const std::vector<ParamShard>& param_shards() const { return shards_; }
   // Attention: O, then dQ, dK, dV after backward. Layer and model: Y, then dX (of the first layer), in
@@ -111,8 +111,8 @@ class Step {
   std::unique_ptr<rt::Comm> sp_;  // the SP group when the world holds more than one
   rt::Comm& comm_;                // the SP group the strategy runs on
   models::AttnProblem problem_;
-  std::vector<std::int64_t> positions_;  // the SP rank's
-  std::vector<std::int64_t> rows_;       // this rank's (positions() above)
+  rt::Positions positions_;  // the SP rank's
+  rt::Positions rows_;       // this rank's (positions() above)
   std::vector<ParamShard> shards_;
   // Weight-gradient reduction: per parameter (shards_ order) its group's index in grad_comms_ (nullptr:
   // a shard no other rank holds, nothing to sum).

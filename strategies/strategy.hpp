@@ -13,6 +13,7 @@
 
 #include "models/spec.hpp"
 #include "runtime/comm.hpp"
+#include "runtime/core/positions.hpp"
 #include "runtime/device.hpp"
 #include "strategies/model/estimate.hpp"
 #include "strategies/model/memory.hpp"
@@ -35,7 +36,7 @@ struct StrategyContext {
   rt::Comm& comm;  // the sequence-parallel group
   models::AttnProblem problem;
   Options options;                      // complete: every option present (defaults filled in)
-  std::vector<std::int64_t> positions;  // global token positions of this rank's rows, in local order
+  rt::Positions positions;  // global token positions of this rank's rows, in local order
   std::uint64_t seed = 0;  // this rank's random draws (dropout masks) in this layer: differs by rank and layer
 };
 
@@ -86,8 +87,7 @@ struct StrategyInfo {
   // Reason the problem cannot run at this degree with these options, or nullopt.
   std::function<std::optional<std::string>(const models::AttnProblem&, int degree, const Options&)> check;
   // Global token positions held by `rank` (the sequence layout), in local row order.
-  std::function<std::vector<std::int64_t>(int rank, int degree, const models::AttnProblem&, const Options&)>
-      positions;
+  std::function<rt::Positions(int rank, int degree, const models::AttnProblem&, const Options&)> positions;
   std::function<std::unique_ptr<AttentionStrategy>(StrategyContext)> create;
   // Applies dropout to the attention probabilities (AttnProblem::dropout): true for an unfused attention
   // that materialises them. A fused (flash) kernel draws its dropout mask inside the kernel, which spsim's

@@ -54,12 +54,12 @@ Outcome check_attention(const RankSetup& s) {
   rt::run_ranks(P, [&](rt::Comm& comm) {
     rt::CpuDevice dev(s.cfg.check.dtype);
     const strategies::StepData data{
-        [&](strategies::StepInput which, const rt::Shape& shape, const std::vector<std::int64_t>& pos) {
+        [&](strategies::StepInput which, const rt::Shape& shape, const rt::Positions& pos) {
           const Vec& global = which == strategies::StepInput::q   ? in.q
                               : which == strategies::StepInput::k ? in.k
                               : which == strategies::StepInput::v ? in.v
                                                                   : in.r;
-          return dev.from_host(gather_rows(global, shape[0], S, d, pos), shape);
+          return dev.from_host(gather_rows(global, shape[0], S, d, pos.expand()), shape);
         },
         nullptr, nullptr};
     strategies::Step step(s.step, s.info, dev, comm, data);
@@ -68,7 +68,7 @@ Outcome check_attention(const RankSetup& s) {
     const auto& out = step.outputs();
     const Vec ho = dev.to_host(out[0]), hq = dev.to_host(out[1]), hk = dev.to_host(out[2]),
               hv = dev.to_host(out[3]);
-    const auto& pos = step.positions();
+    const auto pos = step.positions().expand();
     std::lock_guard lock(mu);
     scatter_rows(ho, o, bh, S, d, pos);
     scatter_rows(hq, dq, bh, S, d, pos);
@@ -101,9 +101,10 @@ Outcome check_layer(const RankSetup& s) {
   rt::run_ranks(world, [&](rt::Comm& comm) {
     rt::CpuDevice dev(s.cfg.check.dtype);
     const strategies::StepData data{
-        [&](strategies::StepInput which, const rt::Shape& shape, const std::vector<std::int64_t>& pos) {
+        [&](strategies::StepInput which, const rt::Shape& shape, const rt::Positions& pos) {
           return dev.from_host(
-              gather_rows(which == strategies::StepInput::x ? in.x : in.r, B, S, h, pos, seq_first), shape);
+              gather_rows(which == strategies::StepInput::x ? in.x : in.r, B, S, h, pos.expand(), seq_first),
+              shape);
         },
         [&](int, const strategies::ParamShard& shard) {
           return dev.from_host(shard.take(in.params.at(shard.name).data), shard.local());
@@ -117,7 +118,7 @@ Outcome check_layer(const RankSetup& s) {
     std::vector<Vec> hw;
     if (comm.rank() < tp)
       for (const auto& t : step.weight_grads().tensors) hw.push_back(dev.to_host(t));
-    const auto& pos = step.positions();
+    const auto pos = step.positions().expand();
     std::lock_guard lock(mu);
     scatter_rows(hy, y, B, S, h, pos, seq_first);
     scatter_rows(hdx, dx, B, S, h, pos, seq_first);

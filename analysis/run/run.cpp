@@ -81,7 +81,7 @@ class Gatherer {
       std::vector<std::int64_t> block(static_cast<std::size_t>(n));
       for (std::int64_t i = 0; i < n; ++i) block[static_cast<std::size_t>(i)] = r * n + i;
       const HostVec local = gather_rows(gathered, a, all_rows, c, block);
-      scatter_rows(local, out, a, s, c, strategies::step_rows(step_, info_, r));
+      scatter_rows(local, out, a, s, c, strategies::step_rows(step_, info_, r).expand());
     }
     return out;
   }
@@ -118,7 +118,7 @@ class RankRun {
         comm_(comm),
         step_(run_step_config(cfg)),
         problem_(models::attention_problem(cfg.model, cfg.workload)) {
-    positions_ = strategies::step_rows(step_, info, comm.rank());
+    positions_ = strategies::step_rows(step_, info, comm.rank()).expand();
     if (layer())
       load_layer();
     else
@@ -175,7 +175,7 @@ class RankRun {
  private:
   // The step's inputs are the loaded shards and weights (made once, reused by every iteration).
   [[nodiscard]] strategies::StepData data() {
-    return {[this](strategies::StepInput which, const rt::Shape&, const std::vector<std::int64_t>&) {
+    return {[this](strategies::StepInput which, const rt::Shape&, const rt::Positions&) {
               switch (which) {
                 case strategies::StepInput::q:
                 case strategies::StepInput::x:

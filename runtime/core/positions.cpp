@@ -63,6 +63,19 @@ void Positions::append(const Positions& other) {
   for (const Run& r : other.runs_) push_run(r);
 }
 
+Positions Positions::slice(std::int64_t begin, std::int64_t count) const {
+  if (begin < 0 || count < 0 || begin > size_ - count)
+    throw RuntimeError("Positions: slice [" + std::to_string(begin) + ", +" + std::to_string(count) +
+                       ") out of range for " + std::to_string(size_) + " positions");
+  Positions out;
+  const std::int64_t end = begin + count;
+  for (std::size_t k = 0; k < runs_.size() && starts_[k] < end; ++k) {
+    const std::int64_t lo = std::max(begin, starts_[k]), hi = std::min(end, starts_[k] + runs_[k].count);
+    if (hi > lo) out.push_run({runs_[k].first + (lo - starts_[k]) * runs_[k].stride, runs_[k].stride, hi - lo});
+  }
+  return out;
+}
+
 void Positions::push(std::int64_t p) {
   if (size_ == 0) {
     min_ = max_ = p;

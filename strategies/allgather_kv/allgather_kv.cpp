@@ -101,7 +101,7 @@ void register_allgather_kv(Registry& registry) {
     return layout_check(parse_layout(o.count("layout") ? o.at("layout") : "zigzag"), degree, p);
   };
   info.positions = [](int rank, int degree, const models::AttnProblem& p, const Options& o) {
-    return layout_positions(parse_layout(o.at("layout")), rank, degree, p);
+    return layout_runs(parse_layout(o.at("layout")), rank, degree, p);
   };
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     if (ctx.options.at("kv_exchange") == "needed") return make_needed_kv(std::move(ctx));

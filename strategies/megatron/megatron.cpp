@@ -395,11 +395,10 @@ LayerInfo megatron_layer_info() {
     return local;
   };
   info.params = megatron_params;
-  info.rows = [](const std::vector<std::int64_t>& positions, int t, int tp, const Options& o) {
+  info.rows = [](const rt::Positions& positions, int t, int tp, const Options& o) {
     if (!sequence_parallel(o) || tp == 1) return positions;
-    const auto n = positions.size() / static_cast<std::size_t>(tp);
-    return std::vector<std::int64_t>(positions.begin() + static_cast<std::ptrdiff_t>(t * n),
-                                     positions.begin() + static_cast<std::ptrdiff_t>((t + 1) * n));
+    const std::int64_t n = positions.size() / tp;
+    return positions.slice(t * n, n);
   };
   info.create = [](LayerSetup setup, NamedTensors params) -> std::unique_ptr<LayerStrategy> {
     return std::make_unique<MegatronLayer>(std::move(setup), std::move(params));

@@ -260,7 +260,7 @@ void register_ring(Registry& registry) {
     return layout_check(parse_layout(o.count("layout") ? o.at("layout") : "contiguous"), degree, p);
   };
   info.positions = [](int rank, int degree, const models::AttnProblem& p, const Options& o) {
-    return layout_positions(parse_layout(o.at("layout")), rank, degree, p);
+    return layout_runs(parse_layout(o.at("layout")), rank, degree, p);
   };
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<RingAttention>(std::move(ctx));

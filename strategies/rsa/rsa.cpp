@@ -229,7 +229,7 @@ void register_rsa(Registry& registry) {
     return std::nullopt;
   };
   info.positions = [](int rank, int degree, const models::AttnProblem& p, const Options&) {
-    return layout_positions(Layout::contiguous, rank, degree, p);
+    return layout_runs(Layout::contiguous, rank, degree, p);
   };
   info.attention_dropout = true;
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {

@@ -231,7 +231,7 @@ void register_ulysses(Registry& registry) {
                    "none"}};
   info.check = check_ulysses;
   info.positions = [](int rank, int degree, const models::AttnProblem& p, const Options&) {
-    return layout_positions(Layout::contiguous, rank, degree, p);
+    return layout_runs(Layout::contiguous, rank, degree, p);
   };
   info.create = [](StrategyContext ctx) -> std::unique_ptr<AttentionStrategy> {
     return std::make_unique<Ulysses>(std::move(ctx));

@@ -54,12 +54,12 @@ Options ulysses_options(const Options& o) {
   return {{"qkv_fusion", o.at("qkv_fusion")}, {"kv_replication", o.at("kv_replication")}};
 }
 
-std::vector<std::int64_t> usp_positions(int rank, int degree, const models::AttnProblem& p, const Options& o) {
+rt::Positions usp_positions(int rank, int degree, const models::AttnProblem& p, const Options& o) {
   const int u = usp_ulysses_degree(degree, o);
   if (u < 1 || degree % u != 0) return {};  // rejected by check_usp
-  const auto ring_rows = layout_positions(parse_layout(o.at("layout")), rank / u, degree / u, p);
-  const std::ptrdiff_t share = std::ssize(ring_rows) / u, j = rank % u;
-  return {ring_rows.begin() + j * share, ring_rows.begin() + (j + 1) * share};
+  const rt::Positions ring_rows = layout_runs(parse_layout(o.at("layout")), rank / u, degree / u, p);
+  const std::int64_t share = ring_rows.size() / u, j = rank % u;
+  return ring_rows.slice(j * share, share);
 }
 
 std::optional<std::string> check_usp(const models::AttnProblem& p, int degree, const Options& o) {
@@ -107,7 +107,7 @@ class Usp final : public AttentionStrategy {
                                             heads,
                                             {{"layout", ctx.options.at("layout")},
                                              {"backward_sends", ctx.options.at("backward_sends")}},
-                                            layout_positions(layout, rank / u, r, pr), ctx.seed});
+                                            layout_runs(layout, rank / u, r, pr), ctx.seed});
     // The Ulysses level: the group's s/r tokens.
     models::AttnProblem group_problem = pr;
     group_problem.seq_len = pr.seq_len / r;

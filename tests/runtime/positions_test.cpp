@@ -82,6 +82,30 @@ TEST_CASE("positions: built from runs, appended or expanded, the runs are the sa
   CHECK_THROWS_AS((void)Positions::of_runs(std::vector<Positions::Run>{{3, 0, 2}}), RuntimeError);
 }
 
+TEST_CASE("positions: a slice is the same as slicing the expanded list, runs and all") {
+  const std::vector<std::vector<Positions::Run>> cases{
+      {{0, 1, 8}},
+      {{0, 1, 3}, {21, 1, 3}},              // zigzag, P = 4, s = 24, rank 0
+      {{2, 4, 6}, {30, 1, 2}, {33, 2, 1}},  // striped then a contiguous tail
+      {{5, 2, 3}, {0, 1, 2}, {1, 3, 4}},    // not ascending
+  };
+  for (const auto& runs : cases) {
+    const Positions p = Positions::of_runs(runs);
+    const List list = p.expand();
+    for (std::int64_t begin = 0; begin <= p.size(); ++begin)
+      for (std::int64_t count = 0; begin + count <= p.size(); ++count) {
+        CAPTURE(begin);
+        CAPTURE(count);
+        const List want(list.begin() + begin, list.begin() + begin + count);
+        const Positions got = p.slice(begin, count);
+        CHECK(got.expand() == want);
+        CHECK(got.runs() == Positions(want).runs());  // canonical, as if built from the list
+      }
+    CHECK_THROWS_AS((void)p.slice(1, p.size()), RuntimeError);
+    CHECK_THROWS_AS((void)p.slice(-1, 1), RuntimeError);
+  }
+}
+
 TEST_CASE("causal_pairs: a pair-by-pair count for runs of any stride, offset and length") {
   // Every combination of small runs, both orders of magnitude of offset, and the clamps at both ends.
   for (std::int64_t a : {-3, 0, 2, 7})

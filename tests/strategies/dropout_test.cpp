@@ -77,7 +77,8 @@ std::vector<RankResult> run(const analysis::Config& cfg, double eps, bool backwa
     rt::CpuDevice dev(rt::DType::f64);
     auto& mine = out[static_cast<std::size_t>(comm.rank())];
     const strategies::StepData data{
-        [&](strategies::StepInput which, const rt::Shape& shape, const std::vector<std::int64_t>& pos) {
+        [&](strategies::StepInput which, const rt::Shape& shape, const rt::Positions& runs) {
+          const std::vector<std::int64_t> pos = runs.expand();
           auto v = by_position(static_cast<std::uint64_t>(which), shape, pos);
           if (which == strategies::StepInput::x) {
             mine.dir = by_position(99, shape, pos);

@@ -444,7 +444,7 @@ TEST_CASE("recomputation over 3 layers: the same outputs and gradients, exactly"
       rt::run_ranks(world, [&](rt::Comm& comm) {
         rt::CpuDevice dev(rt::DType::f64);
         const strategies::StepData data{
-            [&](strategies::StepInput which, const rt::Shape& shape, const std::vector<std::int64_t>&) {
+            [&](strategies::StepInput which, const rt::Shape& shape, const rt::Positions&) {
               return dev.from_host(models::random_vector(rt::numel(shape),
                                                          100 * static_cast<std::uint64_t>(which) +
                                                              static_cast<std::uint64_t>(comm.rank()),

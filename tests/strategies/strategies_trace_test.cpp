@@ -94,7 +94,7 @@ std::vector<RankTotals> trace_attention(const Case& c) {
   REQUIRE_FALSE(info.check(c.problem, c.degree, opts).has_value());
   const auto traces = rt::trace::trace_ranks(c.degree, c.dtype, [&](rt::Device& dev, rt::Comm& comm) {
     auto pos = info.positions(comm.rank(), comm.size(), c.problem, opts);
-    const auto n = static_cast<std::int64_t>(pos.size());
+    const std::int64_t n = pos.size();
     const auto& p = c.problem;
     auto strategy = info.create({dev, comm, p, opts, std::move(pos)});
     const rt::Tensor q = dev.empty({p.batch * p.heads, n, p.head_dim});
@@ -218,7 +218,7 @@ TEST_CASE("ulysses and allgather_kv: equal causal work per rank, summing to s(s+
         const auto& info = *strategies::builtin().find(name);
         for (int r = 0; r < p; ++r)
           CHECK(ranks[static_cast<std::size_t>(r)].fwd.attn_flops ==
-                doctest::Approx(unit * pr.batch * pr.heads * causal_pairs(info.positions(r, p, pr, {{"layout", "zigzag"}})))
+                doctest::Approx(unit * pr.batch * pr.heads * causal_pairs(info.positions(r, p, pr, {{"layout", "zigzag"}}).expand()))
                     .epsilon(1e-12));
       }
     }
@@ -403,7 +403,7 @@ TEST_CASE("layouts partition the sequence") {
       if (info.check(problem(s, true), p, {{"layout", layout}})) continue;
       std::vector<int> seen(static_cast<std::size_t>(s), 0);
       for (int r = 0; r < p; ++r) {
-        const auto pos = info.positions(r, p, problem(s, true), {{"layout", layout}});
+        const auto pos = info.positions(r, p, problem(s, true), {{"layout", layout}}).expand();
         CHECK(pos.size() == static_cast<std::size_t>(s / p));
         CHECK(std::is_sorted(pos.begin(), pos.end()));
         for (auto t : pos) ++seen[static_cast<std::size_t>(t)];
@@ -573,7 +573,7 @@ TEST_CASE("layouts under masks partition the sequence into equal ascending share
       REQUIRE_FALSE(strategies::layout_check(strategies::parse_layout(layout), p, pr).has_value());
       std::vector<int> seen(192, 0);
       for (int r = 0; r < p; ++r) {
-        const auto pos = strategies::layout_positions(strategies::parse_layout(layout), r, p, pr);
+        const auto pos = strategies::layout_runs(strategies::parse_layout(layout), r, p, pr).expand();
         CHECK(pos.size() == static_cast<std::size_t>(192 / p));
         CHECK(std::is_sorted(pos.begin(), pos.end()));
         for (auto t : pos) ++seen[static_cast<std::size_t>(t)];

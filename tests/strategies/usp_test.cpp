@@ -91,7 +91,7 @@ TEST_CASE("usp traffic: all-to-all inside the Ulysses group, K/V ring across gro
     const auto traces =
         rt::trace::trace_ranks(static_cast<int>(P), rt::DType::bf16, [&](rt::Device& dev, rt::Comm& comm) {
           auto pos = info.positions(comm.rank(), comm.size(), pr, opts);
-          const auto n = static_cast<std::int64_t>(pos.size());
+          const std::int64_t n = pos.size();
           auto strategy = info.create({dev, comm, pr, opts, std::move(pos)});
           dev.begin_phase("forward");
           const rt::Tensor o = strategy->forward(dev.empty({B * H, n, d}), dev.empty({B * Hkv, n, d}),
@@ -153,7 +153,8 @@ TEST_CASE("usp constraints say which level fails; ulysses_degree 0 is gcd(P, 8)"
   // Auto on 16 ranks: u = 8, r = 2; rank 9 is member 1 of Ulysses group 1 (= ring member 1).
   const auto pos =
       info.positions(9, 16, models::AttnProblem{1, 8, 8, 4, 1024, true},
-                     strategies::builtin().complete_options(info, {}, "strategy.options"));
+                     strategies::builtin().complete_options(info, {}, "strategy.options"))
+          .expand();
   // Ring member 1 of r = 2 holds zigzag chunks 1 and 2 (positions 256..767, 512 tokens); its 8 Ulysses
   // members get 64 each in that order: member 1 holds 320..383.
   REQUIRE(pos.size() == 64);
