@@ -90,7 +90,10 @@ struct RunningCompute {
   double remaining_ps = 0;       // work left, in picoseconds at the normal rate
   Time since{};                  // when remaining_ps was last brought up to date
   double stretch = 1;            // wall time per unit of work now: 1 or 1 + slowdown
-  Engine::EventId finish;        // the op's end; cancelled and rescheduled when the rate changes
+  Time end{};                    // when it ends at the rate it runs at now
+  // The op's end as an event, when something waits on it (Replayer::compute_end_awaited); moved when
+  // the rate changes. None: the op ends unobserved, and the next event of the rank catches up.
+  Engine::EventId finish;
 };
 
 // A point-to-point channel message: (group, src, dst, tag, ordinal).
@@ -194,6 +197,7 @@ class Replayer {
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) advance(r);
     engine_.run();
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+      catch_up_compute(r, Time::max());  // the compute ops that ended after the rank's last event
       check_finished(r);
       if (const auto peak = state(r).records->folded_peak_bytes())
         timeline(r).peak_bytes = std::max(timeline(r).peak_bytes, *peak);
@@ -277,7 +281,7 @@ class Replayer {
         }
         s.compute_queue.push_back({i, op, s.phase()});
         ++s.compute_issued;
-        try_start_compute(r);
+        try_start_compute(r, engine_.now());
       } else if (const auto* comm = std::get_if<CommOp>(rec)) {
         s.comm_queue.push_back({i, comm, s.compute_issued, comm->joins_launch});
         s.comm_live.push_back({CommTiming{.record = i, .kind = comm->kind}, s.phase()});
@@ -325,21 +329,49 @@ class Replayer {
 
   // ---- compute stream -------------------------------------------------------------------------
 
-  void try_start_compute(int r) {
+  // Starts the next queued compute op at `at`: now, or the end of the op before it when the stream
+  // catches up (catch_up_compute).
+  void try_start_compute(int r, Time at) {
     RankState& s = state(r);
     if (s.running.busy || s.compute_queue.empty()) return;
     const QueuedCompute next = s.compute_queue.front();
     s.compute_queue.pop_front();
     const ComputeOp& op = *next.op;
     s.running.busy = true;
-    s.running.timing = ComputeTiming{next.record, engine_.now(), engine_.now()};
+    s.running.timing = ComputeTiming{next.record, at, at};
     s.running.phase = next.phase;
     s.running.totals = totals_entry(timeline(r), op.name);
     s.running.flops = op.flops;
     s.running.remaining_ps = static_cast<double>(model_.duration(op).count_ps());
-    s.running.since = engine_.now();
+    s.running.since = at;
     s.running.stretch = stretch(s);
     schedule_compute_end(r);
+  }
+
+  // Whether a compute op's end must be an event: the comm stream is idle and the op at its front
+  // waits for the compute stream (its ticket, or the launch rule). Otherwise nothing happens at that
+  // end but the rank's own bookkeeping and the start of its next compute op, and nothing but an event
+  // of this rank can change that (a comm op starting, ending or being issued): so the op ends without
+  // an event, and the rank's next event first brings the stream up to its time (catch_up_compute),
+  // with the arithmetic the events would have done. On a ring step this spares most compute ends.
+  [[nodiscard]] static bool compute_end_awaited(const RankState& s) {
+    return !s.comm_active && !s.comm_queue.empty();
+  }
+
+  // The running op's end as an event, if it has none.
+  void arm_compute_end(int r) {
+    RunningCompute& run = state(r).running;
+    if (!run.busy || engine_.is_pending(run.finish)) return;
+    run.finish = engine_.schedule_at(run.end, [this, r] { end_compute(r); },
+                                     {&touch_rank, this, static_cast<std::uint32_t>(r)});
+  }
+
+  // Ends the compute ops of rank r that ended before `upto` without an event, in stream order; one
+  // ending at `upto` itself gets its event now, as it would have had.
+  void catch_up_compute(int r, Time upto) {
+    RunningCompute& run = state(r).running;
+    while (run.busy && !engine_.is_pending(run.finish) && run.end < upto) finish_compute(r, run.end);
+    if (run.busy && run.end == upto) arm_compute_end(r);
   }
 
   [[nodiscard]] double stretch(const RankState& s) const {
@@ -349,12 +381,13 @@ class Replayer {
   void schedule_compute_end(int r) {
     RunningCompute& run = state(r).running;
     const auto wall = static_cast<std::int64_t>(std::llround(run.remaining_ps * run.stretch));
+    run.end = run.since + Time::ps(wall);
     // A stale end left in the queue would only be skipped when it came up; every comm start and end
     // during a long kernel left one, and the queue grew with them. So the pending end moves.
-    const Time at = engine_.now() + Time::ps(wall);
-    run.finish = engine_.is_pending(run.finish) ? engine_.reschedule(run.finish, at)
-                                                : engine_.schedule_at(at, [this, r] { end_compute(r); },
-                                                                      {&touch_rank, this, static_cast<std::uint32_t>(r)});
+    if (engine_.is_pending(run.finish))
+      run.finish = engine_.reschedule(run.finish, run.end);
+    else if (compute_end_awaited(state(r)))
+      arm_compute_end(r);
   }
 
   // EventTouches::touch of a rank's compute end: its state and timeline, then what end_compute reaches
@@ -400,11 +433,14 @@ class Replayer {
     return tl.compute_totals.size() - 1;
   }
 
-  void end_compute(int r) {
+  void end_compute(int r) { finish_compute(r, engine_.now()); }
+
+  // The running op of rank r ends at `at` (now, or earlier when the stream catches up).
+  void finish_compute(int r, Time at) {
     RankState& s = state(r);
     RankTimeline& tl = timeline(r);
     ComputeTiming done = s.running.timing;
-    done.end = engine_.now();
+    done.end = at;
     ComputeTotals& totals = tl.compute_totals[s.running.totals];
     ++totals.count;
     totals.time_s += (done.end - done.start).seconds();
@@ -414,11 +450,14 @@ class Replayer {
       s.covered += std::max(Time{}, done.end - std::max(done.start, s.comm_live.front().timing.ready));
     widen(r, s.running.phase, done.start, done.end);
     if (options_.op_timings) tl.compute.push_back(done);
-    tl.finish = std::max(tl.finish, engine_.now());
+    tl.finish = std::max(tl.finish, at);
     s.running.busy = false;
     ++s.compute_done;
-    try_start_compute(r);
+    try_start_compute(r, at);
     try_start_comm(r);
+    // The comm op that waited for this end may have started: then nothing waits for the end of the op
+    // that started beside it, whose end was made an event while the comm op still waited.
+    if (s.running.busy && s.running.timing.start == at && !compute_end_awaited(s)) engine_.cancel(s.running.finish);
   }
 
   // ---- communication stream ---------------------------------------------------------------------
@@ -426,10 +465,13 @@ class Replayer {
   void try_start_comm(int r) {
     RankState& s = state(r);
     if (s.comm_active || s.comm_queue.empty()) return;
-    if (s.comm_queue.front().compute_ticket > s.compute_done) return;
     // A comm kernel reaching the GPU while a compute kernel launched before it fills every SM gets
     // SMs only when that kernel's blocks have all been dispatched: it waits for the kernel's end.
-    if (!s.comm_queue.front().joins_launch && s.running.busy && s.running.timing.start < engine_.now()) return;
+    if (s.comm_queue.front().compute_ticket > s.compute_done ||
+        (!s.comm_queue.front().joins_launch && s.running.busy && s.running.timing.start < engine_.now())) {
+      arm_compute_end(r);  // the op waits for a compute op's end
+      return;
+    }
     const CommOp& op = *s.comm_queue.front().op;
     s.comm_queue.pop_front();
     s.comm_active = true;  // comm ops run in issue order: the next one is ordinal comm_done
@@ -458,6 +500,7 @@ class Replayer {
   }
 
   void end_comm(int r) {
+    catch_up_compute(r, engine_.now());
     RankState& s = state(r);
     RankTimeline& tl = timeline(r);
     CommTiming t = s.comm_live.front().timing;

@@ -109,6 +109,43 @@ TEST_CASE("compute slows down by the configured factor while a comm kernel runs"
   }
 }
 
+TEST_CASE("compute ops nothing waits for end without events, at the times their events would give") {
+  // Both ranks post the pass (c = 12 µs), then k compute ops of 20/k µs of work, then wait for it;
+  // slowdown s = 0.25. With k = 4: G1 runs [0, 6.25] (5 µs at 1/1.25); G2 starts at 6.25 and by 12 has
+  // done 5.75/1.25 = 4.6 µs, the last 0.4 µs at full rate: [6.25, 12.4]; G3 [12.4, 17.4]; G4 [17.4,
+  // 22.4] (= 20 + c·s/(1+s), as one op of 20 µs). No comm op waits for the compute stream, so its ends
+  // are not events: four ops cost the engine as many events as one.
+  const int p = 2;
+  auto traces = [&](int k) {
+    std::vector<tr::RankTrace> out;
+    for (int r = 0; r < p; ++r) {
+      TraceBuilder b(r, p);
+      const auto pass = b.sendrecv(1 - r, 1 - r, kMsg, 0);
+      for (int i = 0; i < k; ++i) b.gemm(20.0 / k * kGemmPerUs);
+      b.wait(pass);
+      out.push_back(b.trace());
+    }
+    return out;
+  };
+  const auto one = run(traces(1), star(p, kBps, kHop), 0.25);
+  const auto four = run(traces(4), star(p, kBps, kHop), 0.25);
+  CHECK(four.events == one.events);
+  const double ends[] = {6.25, 12.4, 17.4, 22.4};
+  for (const auto& tl : four.ranks) {
+    REQUIRE(tl.compute.size() == 4);
+    for (std::size_t i = 0; i < 4; ++i) {
+      CAPTURE(i);
+      CHECK(us(tl.compute[i].start) == doctest::Approx(i == 0 ? 0 : ends[i - 1]));
+      CHECK(us(tl.compute[i].end) == doctest::Approx(ends[i]));
+    }
+    CHECK(us(tl.finish) == doctest::Approx(22.4));
+    CHECK(tl.busy.compute.us() == doctest::Approx(22.4));
+    CHECK(tl.busy.exposed_comm.us() == doctest::Approx(0));
+  }
+  CHECK(us(four.makespan) == doctest::Approx(22.4));
+  CHECK(us(one.ranks[0].compute[0].end) == doctest::Approx(22.4));
+}
+
 TEST_CASE("a comm launch reaching the GPU while an earlier compute kernel runs waits for its end") {
   // Both ranks post pass A, then pass B, then compute F = 30 µs, then wait for both. A starts at 0
   // (posted before F is issued) and ends at c = 12 µs. B reaches the GPU then, while F holds the
