@@ -41,7 +41,7 @@ namespace spsim::analysis {
 class StreamedStep {
  public:
   explicit StreamedStep(const Config& config, double budget_bytes = std::numeric_limits<double>::infinity(),
-                        std::string limit_source = "", std::size_t chunk = 128);
+                        std::string limit_source = "", std::size_t chunk = 256);
   ~StreamedStep();
   StreamedStep(const StreamedStep&) = delete;
   StreamedStep& operator=(const StreamedStep&) = delete;

@@ -63,7 +63,9 @@ class FifoRing {
 
 struct PendingComm {
   std::size_t record = 0;
-  const CommOp* op = nullptr;  // the record's (held until released: RankRecords::at)
+  // The record's op, copied when the cursor reads it: by the time the op starts, other ranks' events
+  // have pushed the record out of the caches.
+  CommOp op;
   std::uint64_t compute_ticket = 0;  // launched compute ops issued before it: all must have ended
   bool joins_launch = false;  // CommOp::joins_launch: runs in the launch of the op before it
 };
@@ -74,10 +76,14 @@ struct LiveComm {
   int phase = kNoPhase;
 };
 
+// What the stream needs of an issued compute op, taken from its record when the cursor reads it: by the
+// time the op starts, other ranks' events have pushed the record out of the caches.
 struct QueuedCompute {
   std::size_t record = 0;
-  const ComputeOp* op = nullptr;  // the record's
-  int phase = kNoPhase;  // the innermost phase open when it was issued
+  double flops = 0;        // ComputeOp::flops
+  double duration_ps = 0;  // ComputeModel::duration
+  std::size_t totals = 0;  // its name's entry in RankTimeline::compute_totals
+  int phase = kNoPhase;    // the innermost phase open when it was issued
 };
 
 // The compute op running on a rank's compute stream, with its progress under a changing rate.
@@ -279,11 +285,12 @@ class Replayer {
           ++tl.skipped;
           continue;
         }
-        s.compute_queue.push_back({i, op, s.phase()});
+        s.compute_queue.push_back({i, op->flops, static_cast<double>(model_.duration(*op).count_ps()),
+                                   totals_entry(tl, op->name), s.phase()});
         ++s.compute_issued;
         try_start_compute(r, engine_.now());
       } else if (const auto* comm = std::get_if<CommOp>(rec)) {
-        s.comm_queue.push_back({i, comm, s.compute_issued, comm->joins_launch});
+        s.comm_queue.push_back({i, *comm, s.compute_issued, comm->joins_launch});
         s.comm_live.push_back({CommTiming{.record = i, .kind = comm->kind}, s.phase()});
         ++s.comm_issued;
         try_start_comm(r);
@@ -336,13 +343,12 @@ class Replayer {
     if (s.running.busy || s.compute_queue.empty()) return;
     const QueuedCompute next = s.compute_queue.front();
     s.compute_queue.pop_front();
-    const ComputeOp& op = *next.op;
     s.running.busy = true;
     s.running.timing = ComputeTiming{next.record, at, at};
     s.running.phase = next.phase;
-    s.running.totals = totals_entry(timeline(r), op.name);
-    s.running.flops = op.flops;
-    s.running.remaining_ps = static_cast<double>(model_.duration(op).count_ps());
+    s.running.totals = next.totals;
+    s.running.flops = next.flops;
+    s.running.remaining_ps = next.duration_ps;
     s.running.since = at;
     s.running.stretch = stretch(s);
     schedule_compute_end(r);
@@ -472,7 +478,7 @@ class Replayer {
       arm_compute_end(r);  // the op waits for a compute op's end
       return;
     }
-    const CommOp& op = *s.comm_queue.front().op;
+    const CommOp op = s.comm_queue.front().op;
     s.comm_queue.pop_front();
     s.comm_active = true;  // comm ops run in issue order: the next one is ordinal comm_done
     CommTiming& t = s.comm_live.front().timing;
@@ -486,7 +492,7 @@ class Replayer {
     } else {  // the stream packs the strided chunks first, then joins the collective
       const std::size_t timing = s.comm_done;
       engine_.schedule_at(engine_.now() + staging_copy(op.pack_bytes),
-                          [this, r, &op, timing] { post_collective(r, op, timing); });
+                          [this, r, op, timing] { post_collective(r, op, timing); });
     }
   }
 
