@@ -13,7 +13,7 @@
 //    posted it (matched by group id and `seq`); a send matches the receive with the same
 //    (group, src, dst, tag, sequence number). A sendrecv is one op that ends when both its send and
 //    its receive are done; a message to oneself (a ring of one rank) is a local copy. A collective
-//    with strided chunks carries pack_bytes / unpack_bytes: staging copies run on the comm stream
+//    with strided chunks carries packs / unpacks: staging copies of its bytes run on the comm stream
 //    before the member joins / after the exchange, as part of the op.
 //  * Without a Wait a ComputeOp does not depend on any CommOp: this is the overlap.
 //  * Wait{comm_record} (recorded by Work::wait()): every record after it (compute or comm) starts no
@@ -110,6 +110,17 @@ struct ComputeOp {
 struct CommOp {
   static constexpr Stream stream = Stream::comm;
   CommKind kind = CommKind::barrier;
+  // Collectives with strided chunks (rt::chunks_strided): the backend copies the op's tensor (`bytes`:
+  // reduce_scatter's and all_to_all's input, all_gather's and all_to_all's output) into a chunk-major
+  // staging buffer before the exchange (packs) and out of one after it (unpacks); false if contiguous.
+  // The copies run on the communication stream as part of the op (NCCL's pack kernels do; MPI packs
+  // on the host when posting and unpacks in the wait).
+  bool packs = false;
+  bool unpacks = false;
+  // Posted in one launch group (rt::Comm::begin_launch_group) with the comm op recorded before it: one
+  // kernel runs both, so this op needs no SMs of its own (the replay's launch rule).
+  bool joins_launch = false;
+  int tag = 0;
   GroupId group = 0;
   // Collectives: n of the DESIGN.md §6 cost formulas and of nccl-tests' "size" column: the full,
   // un-chunked buffer on one rank — all_reduce: the in/out tensor; reduce_scatter: the input (P
@@ -119,24 +130,18 @@ struct CommOp {
   std::uint64_t recv_bytes = 0;  // point-to-point: the bytes this rank receives (recv, sendrecv)
   int dst = -1;                  // send, sendrecv: receiver; -1 otherwise
   int src = -1;                  // recv, sendrecv: sender; -1 otherwise
-  int tag = 0;
   // Collectives: ordinal of this collective within the group (0, 1, ...; equal on every member).
   // send/sendrecv: ordinal of the send on channel (group, this rank -> dst, tag).
   std::uint64_t seq = 0;
   // recv/sendrecv: ordinal of the receive on channel (group, src -> this rank, tag); it matches the
   // send of the same ordinal on that channel.
   std::uint64_t recv_seq = 0;
-  // Collectives with strided chunks (rt::chunks_strided): the bytes of the tensor the backend copies
-  // into a chunk-major staging buffer before the exchange (pack: reduce_scatter's and all_to_all's
-  // input) and out of one after it (unpack: all_gather's and all_to_all's output); 0 if contiguous.
-  // The copies run on the communication stream as part of the op (NCCL's pack kernels do; MPI packs
-  // on the host when posting and unpacks in the wait).
-  std::uint64_t pack_bytes = 0;
-  std::uint64_t unpack_bytes = 0;
-  // Posted in one launch group (rt::Comm::begin_launch_group) with the comm op recorded before it: one
-  // kernel runs both, so this op needs no SMs of its own (the replay's launch rule).
-  bool joins_launch = false;
+  [[nodiscard]] std::uint64_t pack_bytes() const { return packs ? bytes : 0; }
+  [[nodiscard]] std::uint64_t unpack_bytes() const { return unpacks ? bytes : 0; }
 };
+// Seven words: with the variant's index a Record is one cache line (the replay reads each record once,
+// long after it was written, so a record costs a memory access, and two if it straddles lines).
+static_assert(sizeof(CommOp) <= 56 && sizeof(ComputeOp) <= 56);
 
 struct Wait {
   std::size_t comm_record = 0;  // index (in this rank's records) of the CommOp waited for
@@ -161,6 +166,7 @@ struct PhaseEnd {
 
 using Record = std::variant<ComputeOp, CommOp, Wait, Alloc, Free, PhaseBegin, PhaseEnd>;
 static_assert(std::is_trivially_destructible_v<Record>);
+static_assert(sizeof(Record) == 64);
 
 struct RankTrace {
   int rank = 0;  // world rank

@@ -80,7 +80,7 @@ TraceComm::TraceComm(Group group, int my_index, Recorder recorder)
 Work TraceComm::post(CommOp op) {
   // The staging buffers of strided chunks (pack and unpack), allocated before the op is recorded.
   std::vector<std::shared_ptr<Storage>> staging;
-  for (std::uint64_t bytes : {op.pack_bytes, op.unpack_bytes})
+  for (std::uint64_t bytes : {op.pack_bytes(), op.unpack_bytes()})
     if (bytes > 0) staging.push_back(make_trace_storage(bytes, recorder_));
   if (launch_depth_ > 0) {
     op.joins_launch = launch_has_op_;
@@ -129,7 +129,7 @@ Work TraceComm::reduce_scatter(const Tensor& in, Tensor& out, int dim) {
   want[d] /= size();
   expect_out(op, out, want);
   CommOp c = collective(CommKind::reduce_scatter, in.nbytes());
-  if (chunks_strided(in.shape(), static_cast<int>(d), size())) c.pack_bytes = in.nbytes();
+  c.packs = chunks_strided(in.shape(), static_cast<int>(d), size());
   return post(std::move(c));
 }
 
@@ -143,7 +143,7 @@ Work TraceComm::all_gather(const Tensor& in, Tensor& out, int dim) {
   want[d] *= size();
   expect_out(op, out, want);
   CommOp c = collective(CommKind::all_gather, out.nbytes());
-  if (chunks_strided(out.shape(), static_cast<int>(d), size())) c.unpack_bytes = out.nbytes();
+  c.unpacks = chunks_strided(out.shape(), static_cast<int>(d), size());
   return post(std::move(c));
 }
 
@@ -159,8 +159,8 @@ Work TraceComm::all_to_all(const Tensor& in, Tensor& out, int split_dim, int con
   want[c] *= size();
   expect_out(op, out, want);
   CommOp a = collective(CommKind::all_to_all, in.nbytes());
-  if (chunks_strided(in.shape(), static_cast<int>(s), size())) a.pack_bytes = in.nbytes();
-  if (chunks_strided(out.shape(), static_cast<int>(c), size())) a.unpack_bytes = out.nbytes();
+  a.packs = chunks_strided(in.shape(), static_cast<int>(s), size());
+  a.unpacks = chunks_strided(out.shape(), static_cast<int>(c), size());  // out.nbytes() == in.nbytes()
   return post(std::move(a));
 }
 

@@ -487,11 +487,11 @@ class Replayer {
     on_comm_activity_change(r);
     if (!rt::is_group_collective(op.kind)) {
       post_p2p(r, op);
-    } else if (op.pack_bytes == 0) {
+    } else if (op.pack_bytes() == 0) {
       post_collective(r, op, s.comm_done);
     } else {  // the stream packs the strided chunks first, then joins the collective
       const std::size_t timing = s.comm_done;
-      engine_.schedule_at(engine_.now() + staging_copy(op.pack_bytes),
+      engine_.schedule_at(engine_.now() + staging_copy(op.pack_bytes()),
                           [this, r, op, timing] { post_collective(r, op, timing); });
     }
   }
@@ -635,10 +635,10 @@ class Replayer {
     // Members end in group order at the same instant (the call's last arrival), or after unpacking.
     for (const auto& [rank, timing] : slots) {
       const auto& op = std::get<CommOp>(record(rank, comm_timing(rank, timing).record));
-      if (op.unpack_bytes == 0)
+      if (op.unpack_bytes() == 0)
         part_done(rank);
       else
-        engine_.schedule_at(engine_.now() + staging_copy(op.unpack_bytes),
+        engine_.schedule_at(engine_.now() + staging_copy(op.unpack_bytes()),
                             [this, r = rank] { part_done(r); });
     }
   }

@@ -22,8 +22,8 @@
 //    - Collectives (matched by group and seq) `start` when the last member is ready, as one call of
 //      the simulator's collective API (sim/collectives) with the configured algorithm and protocol,
 //      and end on every member when its last transfer arrives. A barrier is a zero-byte all-reduce.
-//      A member with pack_bytes first copies them (ComputeModel::duration of a copy op) and only then
-//      joins; one with unpack_bytes copies them after the exchange and ends then.
+//      A member that packs first copies its bytes (ComputeModel::duration of a copy op) and only then
+//      joins; one that unpacks copies them after the exchange and ends then.
 //    - Point-to-point messages are eager: a send's transfer starts when the send is ready and the
 //      send part ends when the bytes have arrived; the receive part ends when the op is ready and
 //      the matching message (group, src, dst, tag, ordinal) has arrived. So a send and a recv posted

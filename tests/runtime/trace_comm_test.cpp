@@ -87,15 +87,15 @@ TEST_CASE("strided chunks record the staging copies every backend makes; contigu
   for (const auto& t : traces) {
     const auto ops = all_of_kind<CommOp>(t.records);
     REQUIRE(ops.size() == 5);
-    CHECK(ops[0].pack_bytes == 3 * 4 * 8 * 4);
-    CHECK(ops[0].unpack_bytes == 0);
-    CHECK(ops[1].pack_bytes == 0);
-    CHECK(ops[1].unpack_bytes == 3 * 8 * 8 * 4);
-    CHECK(ops[2].pack_bytes == 3 * 4 * 8 * 4);
-    CHECK(ops[2].unpack_bytes == 0);
+    CHECK(ops[0].pack_bytes() == 3 * 4 * 8 * 4);
+    CHECK(ops[0].unpack_bytes() == 0);
+    CHECK(ops[1].pack_bytes() == 0);
+    CHECK(ops[1].unpack_bytes() == 3 * 8 * 8 * 4);
+    CHECK(ops[2].pack_bytes() == 3 * 4 * 8 * 4);
+    CHECK(ops[2].unpack_bytes() == 0);
     for (std::size_t i : {3, 4}) {
-      CHECK(ops[i].pack_bytes == 0);
-      CHECK(ops[i].unpack_bytes == 0);
+      CHECK(ops[i].pack_bytes() == 0);
+      CHECK(ops[i].unpack_bytes() == 0);
     }
   }
   CHECK(chunks_strided({3, 4, 8}, 1, 2));

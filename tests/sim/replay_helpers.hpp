@@ -83,16 +83,17 @@ class TraceBuilder {
     op.bytes_read = bytes;
     return add(op);
   }
-  // pack / unpack: bytes copied through a staging buffer before / after the exchange (strided chunks).
-  std::size_t collective(tr::CommKind kind, std::uint64_t bytes, std::uint64_t seq, std::uint64_t pack = 0,
-                         std::uint64_t unpack = 0) {
+  // pack / unpack: the op's bytes are copied through a staging buffer before / after the exchange
+  // (strided chunks).
+  std::size_t collective(tr::CommKind kind, std::uint64_t bytes, std::uint64_t seq, bool pack = false,
+                         bool unpack = false) {
     tr::CommOp op;
     op.kind = kind;
     op.group = group_;
     op.bytes = bytes;
     op.seq = seq;
-    op.pack_bytes = pack;
-    op.unpack_bytes = unpack;
+    op.packs = pack;
+    op.unpacks = unpack;
     return add(op);
   }
   // joins_launch: in one launch group with the comm op recorded before it (CommOp::joins_launch).

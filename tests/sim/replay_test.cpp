@@ -213,10 +213,10 @@ TEST_CASE("strided chunks: the stream packs before joining a collective and unpa
   const int p = 2;
   constexpr double kCopyUs = 2, kExchangeUs = 7;
   TraceBuilder r0(0, p), r1(1, p);
-  r0.wait(r0.collective(tr::CommKind::reduce_scatter, kMsg, 0, /*pack=*/kMsg));
+  r0.wait(r0.collective(tr::CommKind::reduce_scatter, kMsg, 0, /*pack=*/true));
   r1.wait(r1.collective(tr::CommKind::reduce_scatter, kMsg, 0));
   r0.wait(r0.collective(tr::CommKind::all_gather, kMsg, 1));
-  r1.wait(r1.collective(tr::CommKind::all_gather, kMsg, 1, 0, /*unpack=*/kMsg));
+  r1.wait(r1.collective(tr::CommKind::all_gather, kMsg, 1, false, /*unpack=*/true));
   const auto res = run({r0.trace(), r1.trace()}, star(p, kBps, kHop));
   for (int r = 0; r < p; ++r) {
     CAPTURE(r);
