@@ -334,18 +334,26 @@ void Collectives::start(const CollectiveCall& call, Done done, bool alone) {
   network_.engine().schedule_after(costs.base_latency, [run, alg] { alg->run(run); });
 }
 
-void Collectives::send(DeviceId src, DeviceId dst, double bytes, Protocol protocol, Network::Done done) {
+Collectives::SendPath Collectives::send_path(DeviceId src, DeviceId dst) const {
   const Cluster& cluster = network_.cluster();
-  if (const auto& fit = cluster.config().collective_fits[static_cast<std::size_t>(CommKind::sendrecv)]) {
+  return {&cluster.route(src, dst), cluster.device(src).node != cluster.device(dst).node};
+}
+
+void Collectives::send(DeviceId src, DeviceId dst, double bytes, Protocol protocol, Network::Done done) {
+  send(send_path(src, dst), src, dst, bytes, protocol, std::move(done));
+}
+
+void Collectives::send(const SendPath& path, DeviceId src, DeviceId dst, double bytes, Protocol protocol,
+                       Network::Done done) {
+  if (const auto& fit = network_.cluster().config().collective_fits[static_cast<std::size_t>(CommKind::sendrecv)]) {
     network_.engine().schedule_after(fitted_time(*fit, CommKind::sendrecv, bytes), std::move(done));
     return;
   }
-  const Route& route = cluster.route(src, dst);
-  const bool multi = cluster.device(src).node != cluster.device(dst).node;
   const auto costs =
-      resolve_protocol(protocols_, protocol, AlgorithmFamily::ring, CommKind::sendrecv, multi, 2);
+      resolve_protocol(protocols_, protocol, AlgorithmFamily::ring, CommKind::sendrecv, path.multi_node, 2);
   network_.transfer(src, dst, bytes, std::move(done),
-                    TransferOptions{costs.base_latency + costs.step(route.link_class), costs.efficiency, &route});
+                    TransferOptions{costs.base_latency + costs.step(path.route->link_class), costs.efficiency,
+                                    path.route});
 }
 
 double Collectives::send_estimate_s(DeviceId src, DeviceId dst, double bytes, Protocol protocol) const {

@@ -49,6 +49,16 @@ class Collectives {
   // A point-to-point message (replay's send/recv pairs) with `protocol`'s per-step costs, or the
   // cluster's measured sendrecv fit when it has one (sim/collectives/fitted.hpp).
   void send(DeviceId src, DeviceId dst, double bytes, Protocol protocol, Network::Done done);
+  // What a message from src to dst needs of the cluster, looked up once by a caller that sends along
+  // the same pair again and again (a replayed rank's ring passes): at thousands of ranks each lookup
+  // is a few waits for memory. The route is the cluster's, which outlives this object.
+  struct SendPath {
+    const Route* route = nullptr;
+    bool multi_node = false;  // src and dst on different nodes
+  };
+  [[nodiscard]] SendPath send_path(DeviceId src, DeviceId dst) const;
+  // send() along a path from send_path(src, dst).
+  void send(const SendPath& path, DeviceId src, DeviceId dst, double bytes, Protocol protocol, Network::Done done);
   // The uncontended time of that message in seconds (the closed forms' ring pass): protocol base and
   // step latency of the route's link class + route latency + bytes / (efficiency × bottleneck
   // bandwidth); 0 to oneself. (A measured sendrecv fit is not consulted.)

@@ -121,6 +121,11 @@ struct PhaseAcc {
 struct RankState {
   RankRecords* records = nullptr;
   DeviceId device = 0;
+  // The receiver of the rank's last send, its device and the path there (a ring pass sends to one peer
+  // step after step).
+  int path_dst = -1;
+  DeviceId path_device = 0;
+  Collectives::SendPath path;
   std::size_t cursor = 0;
   std::size_t released = 0;                  // the last release_before's bound
   std::size_t blocked_on = kNone;            // comm ordinal the cursor waits for
@@ -679,12 +684,17 @@ class Replayer {
       throw RuntimeError("replay: rank " + std::to_string(r) + " sends to rank " + std::to_string(op.dst) +
                          " of a world of " + std::to_string(ranks_.size()));
     const MessageKey key{op.group, r, op.dst, op.tag, op.seq};
-    if (op.dst != r) state(r).comm_live.front().timing.bytes_sent = static_cast<double>(op.bytes);
-    collectives_.send(state(r).device, state(op.dst).device, static_cast<double>(op.bytes), p2p_protocol_,
-                      [this, r, key] {
-                        arrive(key);
-                        part_done(r);
-                      });
+    RankState& s = state(r);
+    if (op.dst != r) s.comm_live.front().timing.bytes_sent = static_cast<double>(op.bytes);
+    if (s.path_dst != op.dst) {
+      s.path_device = state(op.dst).device;
+      s.path = collectives_.send_path(s.device, s.path_device);
+      s.path_dst = op.dst;
+    }
+    collectives_.send(s.path, s.device, s.path_device, static_cast<double>(op.bytes), p2p_protocol_, [this, r, key] {
+      arrive(key);
+      part_done(r);
+    });
   }
 
   void arrive(const MessageKey& key) {
