@@ -71,7 +71,8 @@ Positions Positions::slice(std::int64_t begin, std::int64_t count) const {
   const std::int64_t end = begin + count;
   for (std::size_t k = 0; k < runs_.size() && starts_[k] < end; ++k) {
     const std::int64_t lo = std::max(begin, starts_[k]), hi = std::min(end, starts_[k] + runs_[k].count);
-    if (hi > lo) out.push_run({runs_[k].first + (lo - starts_[k]) * runs_[k].stride, runs_[k].stride, hi - lo});
+    if (hi > lo)
+      out.push_run({runs_[k].first + (lo - starts_[k]) * runs_[k].stride, runs_[k].stride, hi - lo});
   }
   return out;
 }

@@ -40,7 +40,8 @@ class Positions {
 
   // Appends the positions of `other` after these.
   void append(const Positions& other);
-  // Positions begin … begin + count − 1 of these, in order (O(runs); 0 ≤ begin, begin + count ≤ size()).
+  // Positions begin … begin + count − 1 of these, in order (O(runs); needs 0 ≤ begin and
+  // begin + count ≤ size(), else RuntimeError).
   [[nodiscard]] Positions slice(std::int64_t begin, std::int64_t count) const;
 
   [[nodiscard]] std::int64_t size() const { return size_; }

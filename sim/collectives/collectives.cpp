@@ -345,7 +345,8 @@ void Collectives::send(DeviceId src, DeviceId dst, double bytes, Protocol protoc
 
 void Collectives::send(const SendPath& path, DeviceId src, DeviceId dst, double bytes, Protocol protocol,
                        Network::Done done) {
-  if (const auto& fit = network_.cluster().config().collective_fits[static_cast<std::size_t>(CommKind::sendrecv)]) {
+  const auto& fits = network_.cluster().config().collective_fits;
+  if (const auto& fit = fits[static_cast<std::size_t>(CommKind::sendrecv)]) {
     network_.engine().schedule_after(fitted_time(*fit, CommKind::sendrecv, bytes), std::move(done));
     return;
   }
@@ -358,11 +359,10 @@ void Collectives::send(const SendPath& path, DeviceId src, DeviceId dst, double 
 
 double Collectives::send_estimate_s(DeviceId src, DeviceId dst, double bytes, Protocol protocol) const {
   if (src == dst) return 0;
-  const Cluster& cluster = network_.cluster();
-  const Route& route = cluster.route(src, dst);
-  const bool multi = cluster.device(src).node != cluster.device(dst).node;
+  const SendPath path = send_path(src, dst);
+  const Route& route = *path.route;
   const auto costs =
-      resolve_protocol(protocols_, protocol, AlgorithmFamily::ring, CommKind::sendrecv, multi, 2);
+      resolve_protocol(protocols_, protocol, AlgorithmFamily::ring, CommKind::sendrecv, path.multi_node, 2);
   return (costs.base_latency + costs.step(route.link_class) + route.latency).seconds() +
          bytes / (costs.efficiency * route.bottleneck_Bps);
 }

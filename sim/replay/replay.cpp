@@ -67,7 +67,6 @@ struct PendingComm {
   // have pushed the record out of the caches.
   CommOp op;
   std::uint64_t compute_ticket = 0;  // launched compute ops issued before it: all must have ended
-  bool joins_launch = false;  // CommOp::joins_launch: runs in the launch of the op before it
 };
 
 // A comm op issued and not yet ended: its timing, and the innermost phase open when it was issued.
@@ -295,7 +294,7 @@ class Replayer {
         ++s.compute_issued;
         try_start_compute(r, engine_.now());
       } else if (const auto* comm = std::get_if<CommOp>(rec)) {
-        s.comm_queue.push_back({i, *comm, s.compute_issued, comm->joins_launch});
+        s.comm_queue.push_back({i, *comm, s.compute_issued});
         s.comm_live.push_back({CommTiming{.record = i, .kind = comm->kind}, s.phase()});
         ++s.comm_issued;
         try_start_comm(r);
@@ -468,7 +467,8 @@ class Replayer {
     try_start_comm(r);
     // The comm op that waited for this end may have started: then nothing waits for the end of the op
     // that started beside it, whose end was made an event while the comm op still waited.
-    if (s.running.busy && s.running.timing.start == at && !compute_end_awaited(s)) engine_.cancel(s.running.finish);
+    if (s.running.busy && s.running.timing.start == at && !compute_end_awaited(s))
+      engine_.cancel(s.running.finish);
   }
 
   // ---- communication stream ---------------------------------------------------------------------
@@ -479,7 +479,7 @@ class Replayer {
     // A comm kernel reaching the GPU while a compute kernel launched before it fills every SM gets
     // SMs only when that kernel's blocks have all been dispatched: it waits for the kernel's end.
     if (s.comm_queue.front().compute_ticket > s.compute_done ||
-        (!s.comm_queue.front().joins_launch && s.running.busy && s.running.timing.start < engine_.now())) {
+        (!s.comm_queue.front().op.joins_launch && s.running.busy && s.running.timing.start < engine_.now())) {
       arm_compute_end(r);  // the op waits for a compute op's end
       return;
     }
@@ -691,10 +691,11 @@ class Replayer {
       s.path = collectives_.send_path(s.device, s.path_device);
       s.path_dst = op.dst;
     }
-    collectives_.send(s.path, s.device, s.path_device, static_cast<double>(op.bytes), p2p_protocol_, [this, r, key] {
-      arrive(key);
-      part_done(r);
-    });
+    collectives_.send(s.path, s.device, s.path_device, static_cast<double>(op.bytes), p2p_protocol_,
+                      [this, r, key] {
+                        arrive(key);
+                        part_done(r);
+                      });
   }
 
   void arrive(const MessageKey& key) {
