@@ -107,18 +107,6 @@ void algorithm_names(const sim::ReplayResult& res, SimSummary& s) {
   }
 }
 
-// Before tracing: the token positions each traced rank and its strategy's masks hold (a few copies of
-// the sequence, 8 bytes a token) must fit in the trace's half of the memory.
-void check_trace_memory(const Config& cfg, const rt::MemoryLimit& limit) {
-  const double positions = 32.0 * static_cast<double>(cfg.workload.seq_len);
-  if (positions > limit.bytes / 2)
-    throw ResourceError("workload.seq_len", "tracing " + std::to_string(cfg.workload.seq_len) +
-                                                " tokens needs about " + format_bytes(positions) +
-                                                " for their positions and masks, more than half of the " +
-                                                format_bytes(limit.bytes) + " available (" + limit.source +
-                                                "; --max-memory sets the limit)");
-}
-
 // Before replaying: the replay keeps, per record, its issue time and per op its timing, about as much
 // again as the traces hold.
 void check_replay_memory(std::span<const RankTrace> traces, const rt::MemoryLimit& limit) {
@@ -161,7 +149,6 @@ SimSummary simulate(const Config& cfg, const SimulateOptions& options) {
                                 cfg.simulation.attention_kernel);
   const auto mode = cfg.simulation.network;
   const rt::MemoryLimit limit = options.memory_limit ? *options.memory_limit : rt::host_memory_limit();
-  check_trace_memory(cfg, limit);
   const auto stage = [&](const std::string& what) {
     if (options.progress) options.progress(what);
   };

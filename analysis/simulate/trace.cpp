@@ -119,12 +119,28 @@ bool record_ahead(std::int64_t world) {
   constexpr std::int64_t kLeastRanks = 64;
   return world >= kLeastRanks && std::thread::hardware_concurrency() > 1;
 }
+
+// Before anything is recorded: every rank holds at least one window of `chunk` records while the replay
+// reads it, so a world whose windows alone exceed the budget is refused up front. Returns the budget.
+double checked_budget(const Config& config, double budget_bytes, const std::string& limit_source,
+                      std::size_t chunk) {
+  const double windows = static_cast<double>(config.world()) * static_cast<double>(chunk) *
+                         static_cast<double>(sizeof(rt::trace::Record));
+  if (windows > budget_bytes)
+    throw ResourceError("strategy.degree",
+                        "simulating " + std::to_string(config.world()) + " ranks holds at least " +
+                            format_bytes(windows) + " (a window of " + std::to_string(chunk) +
+                            " records per rank), more than the " + format_bytes(budget_bytes) + " available (" +
+                            limit_source + "; --max-memory sets the limit); simulate fewer ranks "
+                            "(parallel.tp × strategy.degree × parallel.dp) or raise --max-memory");
+  return budget_bytes;
+}
 }  // namespace
 
 StreamedStep::StreamedStep(const Config& config, double budget_bytes, std::string limit_source,
                            std::size_t chunk)
     : step_(step_config(config)),
-      budget_bytes_(budget_bytes),
+      budget_bytes_(checked_budget(config, budget_bytes, limit_source, chunk)),
       resident_at_start_(rt::resident_bytes()),
       limit_source_(std::move(limit_source)),
       streams_(static_cast<int>(config.world()), config.workload.dtype,

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/run/backend.hpp"
 #include "tests/cli/run_cli.hpp"
 
@@ -91,7 +93,29 @@ TEST_CASE("--max-memory: a limit below the estimate refuses, a bad size names th
   CHECK(has(r.out, "--max-memory: 'lots' is not a size"));
   r = run_spsim("simulate " + source_path("configs/experiments/rsa-ring-dgx-a100.json") + " --max-memory 1K");
   CHECK(r.code == 2);
+  CHECK(has(r.out, "spsim: error: strategy.degree: simulating 8 ranks holds at least "));
   CHECK(has(r.out, "--max-memory sets the limit"));
+}
+
+TEST_CASE("simulate holds nothing per token: a billion-token ring step runs in 64 MiB, four times a half") {
+  // Positions are runs and masks closed forms, so 2^30 tokens (1 GiB at a byte each) fit in 64 MiB.
+  // Attention compute grows with the square of the sequence, and at 2^29 tokens on 8 GPUs the ring's
+  // transfers hide behind it: doubling the sequence multiplies the step time by 4.
+  const auto step_time = [](std::int64_t seq_len) {
+    const auto cfg = write_config("billion-" + std::to_string(seq_len) + ".json",
+                                  R"({"schema_version": 1, "model": {"preset": "llama3-8b"},
+      "workload": {"seq_len": )" + std::to_string(seq_len) +
+                                      R"(, "causal": true, "scope": "attention", "passes": "fwd+bwd"},
+      "cluster": {"preset": "dgx-h100", "nodes": 1},
+      "strategy": {"name": "ring", "degree": 8, "options": {"layout": "zigzag"}}})");
+    const auto r = run_spsim("simulate " + cfg + " --json --max-memory 64M");
+    CAPTURE(r.out);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out).at("step_time_s").get<double>();
+  };
+  const double full = step_time(std::int64_t{1} << 30);
+  const double half = step_time(std::int64_t{1} << 29);
+  CHECK(full / half == doctest::Approx(4.0).epsilon(0.01));
 }
 
 TEST_CASE("check and run refuse a sweep; numbers too large for a double and deep nesting are bad input") {

@@ -207,10 +207,20 @@ TEST_CASE("a stream handing over one record at a time replays as the whole trace
 }
 
 TEST_CASE("a streamed replay past its memory budget stops with a ResourceError at strategy.degree") {
-  // Resident memory is checked every 256 pulls; with a pull per record and a budget below anything
-  // the process can hold, the check fires at the 256th pull, inside the replay.
   const auto config = rsa("ring");
-  analysis::StreamedStep step(config, -1.0, "a test's budget", 1);
+  // Below the record windows alone (8 ranks × 1 record × 64 bytes): refused before anything runs.
+  try {
+    analysis::StreamedStep refused(config, 511.0, "a test's budget", 1);
+    FAIL("the step should have been refused");
+  } catch (const ResourceError& e) {
+    CHECK(e.where() == "strategy.degree");
+    CHECK(std::string(e.what()).find("holds at least 512 B") != std::string::npos);
+  }
+  // Resident memory is checked every 256 pulls; with a pull per record and 8 MiB touched after the
+  // step began, past a budget of just the windows, the check fires at the 256th pull, inside the replay.
+  analysis::StreamedStep step(config, 512.0, "a test's budget", 1);
+  const std::vector<char> grown(std::size_t{8} << 20, 1);
+  asm volatile("" : : "r"(grown.data()) : "memory");  // the pages are written: the compiler must keep them
   const sim::Cluster cluster(*config.cluster);
   const sim::ComputeModel model(cluster.config().gpu, config.workload.dtype);
   try {
