@@ -71,17 +71,15 @@ class StreamedStep::Rank final : public sim::RankRecords {
       owner_.pulled();
     }
     for (auto it = batches_.rbegin(); it != batches_.rend(); ++it)  // the cursor reads the newest
-      if (i >= it->first) {
-        const rt::trace::Record* rec = &it->records[i - it->first];
-        // The producer wrote the record after it long ago, so it sits in memory, not in a cache, when
-        // the replay comes back to this rank: fetch it now, while other ranks' events run.
-        if (i + 1 - it->first < it->records.size()) {
-          __builtin_prefetch(rec + 1);
-          __builtin_prefetch(reinterpret_cast<const char*>(rec + 2) - 1);
-        }
-        return rec;
-      }
+      if (i >= it->first) return &it->records[i - it->first];
     return nullptr;  // released
+  }
+  // A batch's records from i on: they stay where they are until the whole batch is released.
+  [[nodiscard]] std::span<const rt::trace::Record> run_from(std::size_t i) override {
+    if (at(i) == nullptr) return {};
+    for (auto it = batches_.rbegin(); it != batches_.rend(); ++it)
+      if (i >= it->first) return std::span<const rt::trace::Record>(it->records).subspan(i - it->first);
+    return {};
   }
   void release_before(std::size_t i) override {
     while (!batches_.empty() && batches_.front().first + batches_.front().records.size() <= i) {

@@ -344,7 +344,7 @@ void Collectives::send(DeviceId src, DeviceId dst, double bytes, Protocol protoc
 }
 
 void Collectives::send(const SendPath& path, DeviceId src, DeviceId dst, double bytes, Protocol protocol,
-                       Network::Done done) {
+                       Network::Done done, EventTouches touches) {
   const auto& fits = network_.cluster().config().collective_fits;
   if (const auto& fit = fits[static_cast<std::size_t>(CommKind::sendrecv)]) {
     network_.engine().schedule_after(fitted_time(*fit, CommKind::sendrecv, bytes), std::move(done));
@@ -354,7 +354,7 @@ void Collectives::send(const SendPath& path, DeviceId src, DeviceId dst, double 
       resolve_protocol(protocols_, protocol, AlgorithmFamily::ring, CommKind::sendrecv, path.multi_node, 2);
   network_.transfer(src, dst, bytes, std::move(done),
                     TransferOptions{costs.base_latency + costs.step(path.route->link_class), costs.efficiency,
-                                    path.route});
+                                    path.route, touches});
 }
 
 double Collectives::send_estimate_s(DeviceId src, DeviceId dst, double bytes, Protocol protocol) const {

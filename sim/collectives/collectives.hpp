@@ -58,8 +58,9 @@ class Collectives {
   };
   [[nodiscard]] SendPath send_path(DeviceId src, DeviceId dst) const;
   // send() along a path from send_path(src, dst).
+  // `touches`: the state `done` works on (TransferOptions::done_touches).
   void send(const SendPath& path, DeviceId src, DeviceId dst, double bytes, Protocol protocol,
-            Network::Done done);
+            Network::Done done, EventTouches touches = {});
   // The uncontended time of that message in seconds (the closed forms' ring pass): protocol base and
   // step latency of the route's link class + route latency + bytes / (efficiency × bottleneck
   // bandwidth); 0 to oneself. (A measured sendrecv fit is not consulted.)

@@ -42,6 +42,7 @@ void FlowNetwork::transfer(DeviceId src, DeviceId dst, double bytes, Done done,
     f.inline_links = static_cast<std::uint8_t>(route.links.size());
   }
   f.remaining = wire;
+  f.done_touches = options.done_touches;
   f.done = std::move(done);
   f.start = engine_.now() + latency;
   // Links no flow is on or about to join: the flow goes onto them now, priced as alone from its start
@@ -103,6 +104,7 @@ void FlowNetwork::touch_flow(const void* owner, std::uint32_t slot, int stage) {
   }
   for (std::uint8_t i = 0; i < f.inline_links; ++i)
     __builtin_prefetch(&net.link_flows_[static_cast<std::size_t>(f.link_ids[i])]);
+  if (f.done_touches.touch != nullptr) f.done_touches.touch(f.done_touches.owner, f.done_touches.index, 0);
 }
 
 void FlowNetwork::LinkFlowList::push_back(std::uint32_t slot) {

@@ -46,6 +46,7 @@ class FlowNetwork final : public Network {
     // rather than the flow, its route and the route's array, each a wait for memory at scale.
     std::uint8_t inline_links = 0;  // 0: more than kInlineLinks, in *links only
     std::array<LinkId, kInlineLinks> link_ids{};
+    EventTouches done_touches{};  // TransferOptions::done_touches
     Done done;
   };
   [[nodiscard]] static std::span<const LinkId> links_of(const Flow& f) {

@@ -126,6 +126,9 @@ struct RankState {
   DeviceId path_device = 0;
   Collectives::SendPath path;
   std::size_t cursor = 0;
+  // Records [run_begin, run_end) side by side from `run` (RankRecords::run_from): the cursor's.
+  const rt::trace::Record* run = nullptr;
+  std::size_t run_begin = 0, run_end = 0;
   std::size_t released = 0;                  // the last release_before's bound
   std::size_t blocked_on = kNone;            // comm ordinal the cursor waits for
   FifoRing<QueuedCompute> compute_queue;  // issued, not yet started
@@ -155,6 +158,9 @@ class WholeTrace final : public RankRecords {
   explicit WholeTrace(const RankTrace& trace) : trace_(trace) {}
   [[nodiscard]] const rt::trace::Record* at(std::size_t i) override {
     return i < trace_.records.size() ? &trace_.records[i] : nullptr;
+  }
+  [[nodiscard]] std::span<const rt::trace::Record> run_from(std::size_t i) override {
+    return i < trace_.records.size() ? std::span(trace_.records).subspan(i) : std::span<const rt::trace::Record>{};
   }
   [[nodiscard]] std::span<const rt::trace::Group> groups() override { return trace_.groups; }
 
@@ -274,12 +280,32 @@ class Replayer {
     s.released = low;
   }
 
+  // The record at rank r's cursor, or nullptr past its last. Records come in runs (RankRecords::
+  // run_from): only a new run costs a call into the source.
+  static const rt::trace::Record* at_cursor(RankState& s) {
+    if (s.cursor >= s.run_end) {
+      const auto run = s.records->run_from(s.cursor);
+      if (run.empty()) return nullptr;
+      s.run = run.data();
+      s.run_begin = s.cursor;
+      s.run_end = s.cursor + run.size();
+    }
+    const rt::trace::Record* rec = s.run + (s.cursor - s.run_begin);
+    // The source wrote the records after this one long ago, so they sit in memory, not in a cache,
+    // when the replay comes back to this rank: fetch the next one now, while other ranks' events run.
+    if (s.cursor + 1 < s.run_end) {
+      __builtin_prefetch(rec + 1);
+      __builtin_prefetch(reinterpret_cast<const char*>(rec + 2) - 1);
+    }
+    return rec;
+  }
+
   void advance(int r) {
     RankState& s = state(r);
     RankTimeline& tl = timeline(r);
     release(r);
     while (s.blocked_on == kNone) {
-      const rt::trace::Record* rec = s.records->at(s.cursor);
+      const rt::trace::Record* rec = at_cursor(s);
       if (rec == nullptr) break;
       const std::size_t i = s.cursor++;
       tl.records = s.cursor;
@@ -695,7 +721,18 @@ class Replayer {
                       [this, r, key] {
                         arrive(key);
                         part_done(r);
-                      });
+                      },
+                      {&touch_message, &ranks_[static_cast<std::size_t>(r)],
+                       static_cast<std::uint32_t>(op.dst - r)});
+  }
+
+  // EventTouches::touch of a message's end (stage 0 only): the sender's state, whose address is
+  // `sender`, and the receiver's, `offset` (the receiver's rank less the sender's, modulo 2^32) states
+  // further on.
+  static void touch_message(const void* sender, std::uint32_t offset, int /*stage*/) {
+    const auto* s = static_cast<const RankState*>(sender);
+    prefetch_lines(s, sizeof *s);
+    prefetch_lines(s + static_cast<std::int32_t>(offset), sizeof *s);
   }
 
   void arrive(const MessageKey& key) {

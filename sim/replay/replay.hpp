@@ -171,6 +171,13 @@ class RankRecords {
   // again only records at or above its last release_before, and may hold a record's address until
   // then (a running op's record): a record must not move before it is released.
   [[nodiscard]] virtual const rt::trace::Record* at(std::size_t i) = 0;
+  // The records from i on that sit side by side in memory, record i first (empty past the rank's last
+  // record), under at()'s promise: none moves before it is released. The replay's cursor walks them
+  // without a call per record. By default, record i alone.
+  [[nodiscard]] virtual std::span<const rt::trace::Record> run_from(std::size_t i) {
+    const rt::trace::Record* rec = at(i);
+    return rec != nullptr ? std::span<const rt::trace::Record>(rec, 1) : std::span<const rt::trace::Record>{};
+  }
   // The replay will not read a record below i again.
   virtual void release_before(std::size_t /*i*/) {}
   // The groups the rank has created so far: each one before the rank records a collective on it.
