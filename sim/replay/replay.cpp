@@ -576,7 +576,14 @@ class Replayer {
   }
 
   void part_done(int r) {
-    if (--state(r).parts_left == 0) end_comm(r);
+    RankState& s = state(r);
+    if (--s.parts_left == 0) {
+      end_comm(r);
+      return;
+    }
+    // The op's other part ends soon (a ring step's messages end together, an event or two apart), and
+    // then the cursor reads on from a record long out of the caches: ask for it now.
+    if (s.cursor < s.run_end) __builtin_prefetch(s.run + (s.cursor - s.run_begin));
   }
 
   // ---- collectives ------------------------------------------------------------------------------
