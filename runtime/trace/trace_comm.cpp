@@ -1,9 +1,12 @@
 // TraceComm: validated, data-less collectives and point-to-point calls recorded as CommOps.
 #include "runtime/trace/trace_comm.hpp"
 
+#include <mutex>
 #include <numeric>
 #include <string>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "runtime/trace/trace_device.hpp"
 
@@ -59,6 +62,19 @@ void check_divisible(std::string_view op, const Tensor& in, std::size_t d, int p
                  " is not divisible by the group size " + std::to_string(p));
 }
 
+// group_id of the world 0..size-1, which every rank of a trace computes: at thousands of ranks, hashing
+// it per rank (four multiplies a member) was a good part of recording each rank's first chunk.
+GroupId world_group_id(int size) {
+  static std::mutex mu;
+  static std::unordered_map<int, GroupId> ids;
+  const std::lock_guard lock(mu);
+  const auto it = ids.find(size);
+  if (it != ids.end()) return it->second;
+  std::vector<int> members(static_cast<std::size_t>(size));
+  std::iota(members.begin(), members.end(), 0);
+  return ids.emplace(size, group_id(members)).first->second;
+}
+
 }  // namespace
 
 TraceComm::TraceComm(int rank, int size, Recorder recorder)
@@ -68,7 +84,7 @@ TraceComm::TraceComm(int rank, int size, Recorder recorder)
                        std::to_string(size));
   group_.members.resize(static_cast<std::size_t>(size));
   std::iota(group_.members.begin(), group_.members.end(), 0);
-  group_.id = group_id(group_.members);
+  group_.id = world_group_id(size);
   recorder_.add_group(group_);
 }
 

@@ -26,9 +26,11 @@ class TraceStreams {
   // at a rank's first pull. Throws RuntimeError for world_size < 1 or chunk < 1.
   // `ahead`: one producer thread runs the ranks' fibers beside the consumer, each rank one chunk ahead
   // of what it was last pulled for (its next chunk is recorded while the consumer reads the one it
-  // has), so recording costs the consumer only the hand-over. The records are the same either way:
-  // each rank's depend on its own program alone, and only the producer runs programs (in sanitizer
-  // builds it hands the turn to the ranks' threads, as the consumer does without it).
+  // has), so recording costs the consumer only the hand-over. From the first pull it records every
+  // rank's first chunk in rank order, the order a replay starts in, so ranks never pulled may start.
+  // The records are the same either way: each rank's depend on its own program alone, and only the
+  // producer runs programs (in sanitizer builds it hands the turn to the ranks' threads, as the
+  // consumer does without it).
   TraceStreams(int world_size, DType dtype, std::function<void(Device&, Comm&)> fn, std::size_t chunk = 2048,
                bool ahead = false);
   // Ranks that have not finished run to their end recording nothing, one after another; then every
