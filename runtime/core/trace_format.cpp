@@ -13,6 +13,11 @@ std::string_view stream_name(Stream s) {
   return s == Stream::compute ? "compute" : "comm";
 }
 
+const std::shared_ptr<const std::vector<int>>& GroupMembers::empty_list() {
+  static const auto empty = std::make_shared<const std::vector<int>>();
+  return empty;
+}
+
 GroupId group_id(std::span<const int> members) {
   // FNV-1a over the bytes of each member (little-endian, 4 bytes), then the count, so that the
   // empty list and {0} differ. Offset basis and prime are FNV's published 64-bit constants.

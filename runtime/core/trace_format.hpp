@@ -30,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -57,9 +58,36 @@ using rt::CommKind;
 using GroupId = std::uint64_t;
 [[nodiscard]] GroupId group_id(std::span<const int> members);
 
+// A group's members, one list shared by the copies of the group: every rank of a trace lists the world
+// group, and on 8,192 ranks a copy of it per rank (and per copy of the rank's group table) was a
+// quarter of the memory and most of the time to record each rank's first records. Immutable; reads
+// as a std::vector<int>.
+class GroupMembers {
+ public:
+  GroupMembers() : list_(empty_list()) {}
+  GroupMembers(std::vector<int> members)  // NOLINT(google-explicit-constructor): a list is members
+      : list_(std::make_shared<const std::vector<int>>(std::move(members))) {}
+  GroupMembers(std::initializer_list<int> members) : GroupMembers(std::vector<int>(members)) {}
+  explicit GroupMembers(std::shared_ptr<const std::vector<int>> list) : list_(std::move(list)) {}
+  [[nodiscard]] const std::vector<int>& list() const { return *list_; }
+  operator const std::vector<int>&() const { return *list_; }  // NOLINT(google-explicit-constructor)
+  [[nodiscard]] std::size_t size() const { return list_->size(); }
+  [[nodiscard]] bool empty() const { return list_->empty(); }
+  [[nodiscard]] int operator[](std::size_t i) const { return (*list_)[i]; }
+  [[nodiscard]] auto begin() const { return list_->begin(); }
+  [[nodiscard]] auto end() const { return list_->end(); }
+  friend bool operator==(const GroupMembers& a, const GroupMembers& b) {
+    return a.list_ == b.list_ || *a.list_ == *b.list_;
+  }
+
+ private:
+  static const std::shared_ptr<const std::vector<int>>& empty_list();
+  std::shared_ptr<const std::vector<int>> list_;
+};
+
 struct Group {
   GroupId id = 0;
-  std::vector<int> members;  // world ranks; members[i] is rank i of the group (ascending)
+  GroupMembers members;  // world ranks; members[i] is rank i of the group (ascending)
   friend bool operator==(const Group&, const Group&) = default;
 };
 

@@ -62,17 +62,19 @@ void check_divisible(std::string_view op, const Tensor& in, std::size_t d, int p
                  " is not divisible by the group size " + std::to_string(p));
 }
 
-// group_id of the world 0..size-1, which every rank of a trace computes: at thousands of ranks, hashing
-// it per rank (four multiplies a member) was a good part of recording each rank's first chunk.
-GroupId world_group_id(int size) {
+// The world group 0..size-1, which every rank of a trace holds: one list and one id per world size, not
+// a list per rank and its hash (four multiplies a member), which at thousands of ranks were most of
+// recording each rank's first records.
+Group world_group(int size) {
   static std::mutex mu;
-  static std::unordered_map<int, GroupId> ids;
+  static std::unordered_map<int, Group> worlds;
   const std::lock_guard lock(mu);
-  const auto it = ids.find(size);
-  if (it != ids.end()) return it->second;
+  const auto it = worlds.find(size);
+  if (it != worlds.end()) return it->second;
   std::vector<int> members(static_cast<std::size_t>(size));
   std::iota(members.begin(), members.end(), 0);
-  return ids.emplace(size, group_id(members)).first->second;
+  const GroupId id = group_id(members);
+  return worlds.emplace(size, Group{id, std::move(members)}).first->second;
 }
 
 }  // namespace
@@ -82,9 +84,7 @@ TraceComm::TraceComm(int rank, int size, Recorder recorder)
   if (size < 1 || rank < 0 || rank >= size)
     throw RuntimeError("trace comm: rank " + std::to_string(rank) + " of a world of size " +
                        std::to_string(size));
-  group_.members.resize(static_cast<std::size_t>(size));
-  std::iota(group_.members.begin(), group_.members.end(), 0);
-  group_.id = world_group_id(size);
+  group_ = world_group(size);
   recorder_.add_group(group_);
 }
 
@@ -233,15 +233,15 @@ std::unique_ptr<Comm> TraceComm::split(const std::vector<int>& color_of_rank) {
     fail("split",
          std::to_string(color_of_rank.size()) + " colors for a group of size " + std::to_string(size()));
   const int mine = color_of_rank[static_cast<std::size_t>(my_index_)];
-  Group sub;
+  std::vector<int> members;
   int my_index = 0;
   for (std::size_t i = 0; i < color_of_rank.size(); ++i) {
     if (color_of_rank[i] != mine) continue;
-    if (static_cast<int>(i) == my_index_) my_index = static_cast<int>(sub.members.size());
-    sub.members.push_back(group_.members[i]);
+    if (static_cast<int>(i) == my_index_) my_index = static_cast<int>(members.size());
+    members.push_back(group_.members[i]);
   }
-  sub.id = group_id(sub.members);
-  return std::unique_ptr<Comm>(new TraceComm(std::move(sub), my_index, recorder_));
+  const GroupId id = group_id(members);
+  return std::unique_ptr<Comm>(new TraceComm(Group{id, std::move(members)}, my_index, recorder_));
 }
 
 }  // namespace spsim::rt::trace

@@ -17,8 +17,9 @@ TraceBudgetExceeded::TraceBudgetExceeded(double bytes_, int ranks_done_, int wor
 
 double trace_bytes(const RankTrace& trace) {
   double bytes = static_cast<double>(trace.records.capacity() * sizeof(Record));
+  // A group's list may be shared with other ranks' (the world's): counted in full, an upper bound.
   for (const auto& g : trace.groups)
-    bytes += static_cast<double>(sizeof(Group) + g.members.capacity() * sizeof(int));
+    bytes += static_cast<double>(sizeof(Group) + g.members.list().capacity() * sizeof(int));
   return bytes;
 }
 

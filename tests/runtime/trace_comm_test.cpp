@@ -232,6 +232,33 @@ TEST_CASE("launch groups nest (the outer one decides), and an exception inside o
     CHECK(joins_launch(t) == std::vector<bool>{false, true, true, true, false, false});
 }
 
+TEST_CASE("every rank's trace lists the world group, one list shared by all, with the id of its members") {
+  constexpr int p = 16;
+  const auto traces = trace_ranks(p, DType::bf16, [](Device& dev, Comm& comm) {
+    Tensor x = dev.empty({8});
+    comm.all_reduce(x).wait();
+  });
+  std::vector<int> world(p);
+  for (int r = 0; r < p; ++r) world[static_cast<std::size_t>(r)] = r;
+  for (const RankTrace& t : traces) {
+    CAPTURE(t.rank);
+    REQUIRE(t.groups.size() == 1);
+    CHECK(t.groups[0].members.list() == world);
+    CHECK(t.groups[0].id == group_id(world));
+    CHECK(&t.groups[0].members.list() == &traces[0].groups[0].members.list());  // shared, not copied
+  }
+}
+
+TEST_CASE("group members compare by value, shared or not") {
+  const GroupMembers a{0, 2, 4}, b(std::vector<int>{0, 2, 4}), c{0, 2};
+  CHECK(a == b);
+  CHECK_FALSE(a == c);
+  CHECK(a == GroupMembers(a));
+  CHECK(GroupMembers() == GroupMembers(std::vector<int>{}));
+  CHECK(a.size() == 3);
+  CHECK(a[1] == 2);
+}
+
 TEST_CASE("split: every rank derives the same group ids and members locally") {
   constexpr int p = 8;
   // Two splits: blocks of 4 (a "ulysses" group) and stride 4 (a "ring" group), as USP does.

@@ -61,10 +61,9 @@ class TraceBuilder {
  public:
   TraceBuilder(int rank, int world) {
     trace_.rank = rank;
-    tr::Group g;
-    g.members.resize(static_cast<std::size_t>(world));
-    std::iota(g.members.begin(), g.members.end(), 0);
-    g.id = tr::group_id(g.members);
+    std::vector<int> members(static_cast<std::size_t>(world));
+    std::iota(members.begin(), members.end(), 0);
+    const tr::Group g{tr::group_id(members), std::move(members)};
     group_ = g.id;
     trace_.groups.push_back(g);
   }
