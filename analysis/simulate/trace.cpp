@@ -128,8 +128,9 @@ double checked_budget(const Config& config, double budget_bytes, const std::stri
     throw ResourceError("strategy.degree",
                         "simulating " + std::to_string(config.world()) + " ranks holds at least " +
                             format_bytes(windows) + " (a window of " + std::to_string(chunk) +
-                            " records per rank), more than the " + format_bytes(budget_bytes) + " available (" +
-                            limit_source + "; --max-memory sets the limit); simulate fewer ranks "
+                            " records per rank), more than the " + format_bytes(budget_bytes) +
+                            " available (" + limit_source +
+                            "; --max-memory sets the limit); simulate fewer ranks "
                             "(parallel.tp × strategy.degree × parallel.dp) or raise --max-memory");
   return budget_bytes;
 }

@@ -37,7 +37,8 @@ namespace spsim::analysis {
 // reaches its records, and forgotten once the replay is done with them, so memory grows with the ranks
 // (their programs' state, windows of `chunk` records, the replay's timelines) and not with ranks × steps.
 // Past `budget_bytes` more resident memory than when it started (checked every few hundred pulls) it
-// throws a ResourceError at strategy.degree, before the host runs out.
+// throws a ResourceError at strategy.degree, before the host runs out; the constructor throws one at
+// once when the ranks' windows alone (world × chunk records) exceed the budget.
 class StreamedStep {
  public:
   explicit StreamedStep(const Config& config, double budget_bytes = std::numeric_limits<double>::infinity(),
@@ -52,7 +53,7 @@ class StreamedStep {
   class Rank;
   void pulled();  // a rank pulled its next records: now and then, the memory check
   strategies::StepConfig step_;
-  double budget_bytes_;
+  double budget_bytes_;  // before limit_source_: its initialiser reads the constructor's limit_source
   double resident_at_start_ = 0;
   std::size_t pulls_ = 0;
   std::string limit_source_;

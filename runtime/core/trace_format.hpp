@@ -36,6 +36,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -69,6 +70,15 @@ class GroupMembers {
       : list_(std::make_shared<const std::vector<int>>(std::move(members))) {}
   GroupMembers(std::initializer_list<int> members) : GroupMembers(std::vector<int>(members)) {}
   explicit GroupMembers(std::shared_ptr<const std::vector<int>> list) : list_(std::move(list)) {}
+  GroupMembers(const GroupMembers&) = default;
+  GroupMembers& operator=(const GroupMembers&) = default;
+  // A moved-from list is empty, as a moved-from std::vector is.
+  GroupMembers(GroupMembers&& other) noexcept : list_(std::exchange(other.list_, empty_list())) {}
+  GroupMembers& operator=(GroupMembers&& other) noexcept {
+    list_ = std::exchange(other.list_, empty_list());
+    return *this;
+  }
+  ~GroupMembers() = default;
   [[nodiscard]] const std::vector<int>& list() const { return *list_; }
   operator const std::vector<int>&() const { return *list_; }  // NOLINT(google-explicit-constructor)
   [[nodiscard]] std::size_t size() const { return list_->size(); }

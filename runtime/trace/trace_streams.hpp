@@ -23,7 +23,8 @@ namespace spsim::rt::trace {
 class TraceStreams {
  public:
   // fn(device, comm) is rank r's program, as for trace_ranks; it must outlive the streams. Threads start
-  // at a rank's first pull. Throws RuntimeError for world_size < 1 or chunk < 1.
+  // at a rank's first pull (with `ahead`, at the first pull of any rank: see below). Throws
+  // RuntimeError for world_size < 1 or chunk < 1.
   // `ahead`: one producer thread runs the ranks' fibers beside the consumer, each rank one chunk ahead
   // of what it was last pulled for (its next chunk is recorded while the consumer reads the one it
   // has), so recording costs the consumer only the hand-over. From the first pull it records every
@@ -45,7 +46,8 @@ class TraceStreams {
   // rank's program threw is rethrown here (a std::system_error if its stack or thread cannot be had).
   // Every pull of one TraceStreams comes from one thread.
   bool pull(int rank, std::vector<Record>& out);
-  // The groups rank r has created so far (it creates a group before it records a collective on it).
+  // The groups rank r has created as of its last pull (it creates a group before it records a
+  // collective on it); with `ahead`, valid until rank r's next pull.
   [[nodiscard]] const std::vector<Group>& groups(int rank) const;
   // Before the first pull: every rank's Alloc and Free are summed, not recorded (Recorder::fold_memory).
   void fold_memory();

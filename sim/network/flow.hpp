@@ -53,7 +53,8 @@ class FlowNetwork final : public Network {
     return f.inline_links != 0 ? std::span<const LinkId>(f.link_ids.data(), f.inline_links)
                                : std::span<const LinkId>(*f.links);
   }
-  // EventTouches::touch of a flow's start or end: the flow, then its links' flow lists.
+  // EventTouches::touch of a flow's start or end: the flow, then its links' flow lists and what its
+  // `done` works on (TransferOptions::done_touches, stage 0).
   static void touch_flow(const void* owner, std::uint32_t slot, int stage);
 
   // The active flow slots on one link, in order of arrival but for removals (the last one takes the

@@ -24,8 +24,9 @@ struct TransferOptions {
   double efficiency = 1;  // payload fraction: the transfer occupies bytes / efficiency of link capacity
   // cluster().route(src, dst), where the caller has it already (null: the network looks it up).
   const Route* route = nullptr;
-  // The state `done` will work on, for the engine's touch-ahead (Engine::schedule_at): a flow's end
-  // asks for it one event ahead, with the flow's own lines (stage 0 of these touches only).
+  // The state `done` will work on, for the engine's touch-ahead (Engine::schedule_at): the flow model
+  // asks for it one event before the flow's start or end, with the flow's links' lists (stage 0 of
+  // these touches only).
   EventTouches done_touches{};
 };
 

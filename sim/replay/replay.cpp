@@ -160,7 +160,8 @@ class WholeTrace final : public RankRecords {
     return i < trace_.records.size() ? &trace_.records[i] : nullptr;
   }
   [[nodiscard]] std::span<const rt::trace::Record> run_from(std::size_t i) override {
-    return i < trace_.records.size() ? std::span(trace_.records).subspan(i) : std::span<const rt::trace::Record>{};
+    if (i >= trace_.records.size()) return {};
+    return std::span<const rt::trace::Record>(trace_.records).subspan(i);
   }
   [[nodiscard]] std::span<const rt::trace::Group> groups() override { return trace_.groups; }
 
@@ -592,7 +593,7 @@ class Replayer {
   void learn_groups(int r) {
     for (const auto& g : state(r).records->groups()) {
       const auto [it, added] = groups_.emplace(g.id, g.members);
-      if (!added && it->second != g.members)
+      if (!added && it->second != g.members.list())
         throw RuntimeError("replay: rank " + std::to_string(r) + " has group " + std::to_string(g.id) +
                            " with other members than another rank's group of that id");
     }

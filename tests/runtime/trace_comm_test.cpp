@@ -249,7 +249,7 @@ TEST_CASE("every rank's trace lists the world group, one list shared by all, wit
   }
 }
 
-TEST_CASE("group members compare by value, shared or not") {
+TEST_CASE("group members compare by value, shared or not; a moved-from list is empty") {
   const GroupMembers a{0, 2, 4}, b(std::vector<int>{0, 2, 4}), c{0, 2};
   CHECK(a == b);
   CHECK_FALSE(a == c);
@@ -257,6 +257,11 @@ TEST_CASE("group members compare by value, shared or not") {
   CHECK(GroupMembers() == GroupMembers(std::vector<int>{}));
   CHECK(a.size() == 3);
   CHECK(a[1] == 2);
+  GroupMembers moved = a;
+  const GroupMembers taken = std::move(moved);
+  CHECK(taken == a);
+  CHECK(moved.empty());  // NOLINT(bugprone-use-after-move): a moved-from list is empty, as a vector's is
+  CHECK(moved == GroupMembers());
 }
 
 TEST_CASE("split: every rank derives the same group ids and members locally") {

@@ -199,10 +199,7 @@ TEST_SUITE("trace_streams") {
       // Every started rank finished. Without a producer only the four pulled ranks started; with one,
       // the first pull asks for every rank's first chunk, so the producer may have started the others.
       CHECK(ended == started);
-      if (ahead)
-        CHECK((started >= 4 && started <= 8));
-      else
-        CHECK(started == 4);
+      if (!ahead) CHECK(started == 4);
     }
     CHECK_THROWS_AS(TraceStreams(0, DType::bf16, program), RuntimeError);
     CHECK_THROWS_AS(TraceStreams(2, DType::bf16, program, 0), RuntimeError);

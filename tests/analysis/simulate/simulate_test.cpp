@@ -182,26 +182,30 @@ TEST_CASE("streamed records give the summary of whole traces: every number, ever
   CHECK(points >= 12);
 }
 
-TEST_CASE("a stream handing over one record at a time replays as the whole traces do") {
+TEST_CASE("a stream handing over a few records at a time replays as the whole traces do") {
   // Chunks of one record move every rank's window at nearly every step of its cursor, while staging
-  // copies (the reduce-scatter's strided dK/dV chunks) and collectives wait on their records.
-  for (const char* variant : {"reduce-scatter", "ring", "allreduce-slice"}) {
-    CAPTURE(variant);
-    const auto config = rsa(variant);
-    const sim::Cluster cluster(*config.cluster);
-    const sim::ComputeModel model(cluster.config().gpu, config.workload.dtype);
-    sim::ReplayOptions options;
-    options.issue_times = false;
-    analysis::StreamedStep step(config, std::numeric_limits<double>::infinity(), "", 1);
-    const auto streamed = sim::replay(step.ranks(), cluster, sim::NetworkMode::flow, model, options);
-    const auto traces = analysis::trace_config(config);
-    const auto whole = sim::replay(traces, cluster, sim::NetworkMode::flow, model, options);
-    CHECK(streamed.makespan == whole.makespan);
-    CHECK(streamed.events == whole.events);
-    for (std::size_t r = 0; r < whole.ranks.size(); ++r) {
-      CHECK(streamed.ranks[r].busy.exposed_comm == whole.ranks[r].busy.exposed_comm);
-      CHECK(streamed.ranks[r].bytes_sent == whole.ranks[r].bytes_sent);
-      CHECK(streamed.ranks[r].peak_bytes == whole.ranks[r].peak_bytes);
+  // copies (the reduce-scatter's strided dK/dV chunks) and collectives wait on their records; chunks
+  // of 3 and 64 make the cursor's runs (RankRecords::run_from) end inside ops and waits.
+  for (const std::size_t chunk : {1, 3, 64}) {
+    for (const char* variant : {"reduce-scatter", "ring", "allreduce-slice"}) {
+      CAPTURE(chunk);
+      CAPTURE(variant);
+      const auto config = rsa(variant);
+      const sim::Cluster cluster(*config.cluster);
+      const sim::ComputeModel model(cluster.config().gpu, config.workload.dtype);
+      sim::ReplayOptions options;
+      options.issue_times = false;
+      analysis::StreamedStep step(config, std::numeric_limits<double>::infinity(), "", chunk);
+      const auto streamed = sim::replay(step.ranks(), cluster, sim::NetworkMode::flow, model, options);
+      const auto traces = analysis::trace_config(config);
+      const auto whole = sim::replay(traces, cluster, sim::NetworkMode::flow, model, options);
+      CHECK(streamed.makespan == whole.makespan);
+      CHECK(streamed.events == whole.events);
+      for (std::size_t r = 0; r < whole.ranks.size(); ++r) {
+        CHECK(streamed.ranks[r].busy.exposed_comm == whole.ranks[r].busy.exposed_comm);
+        CHECK(streamed.ranks[r].bytes_sent == whole.ranks[r].bytes_sent);
+        CHECK(streamed.ranks[r].peak_bytes == whole.ranks[r].peak_bytes);
+      }
     }
   }
 }
