@@ -55,8 +55,13 @@ class StreamedStep::Rank final : public sim::RankRecords {
  public:
   Rank(StreamedStep& owner, int rank) : owner_(owner), streams_(owner.streams_), rank_(rank) {}
   [[nodiscard]] const rt::trace::Record* at(std::size_t i) override {
+    const auto run = run_from(i);
+    return run.empty() ? nullptr : run.data();
+  }
+  // A batch's records from i on: they stay where they are until the whole batch is released.
+  [[nodiscard]] std::span<const rt::trace::Record> run_from(std::size_t i) override {
     while (i >= end_) {
-      if (finished_) return nullptr;
+      if (finished_) return {};
       std::vector<rt::trace::Record> records;
       if (!spare_.empty()) {
         records = std::move(spare_.back());
@@ -64,22 +69,15 @@ class StreamedStep::Rank final : public sim::RankRecords {
       }
       if (!streams_.pull(rank_, records)) {
         finished_ = true;
-        return nullptr;
+        return {};
       }
       batches_.push_back({end_, std::move(records)});
       end_ += batches_.back().records.size();
       owner_.pulled();
     }
     for (auto it = batches_.rbegin(); it != batches_.rend(); ++it)  // the cursor reads the newest
-      if (i >= it->first) return &it->records[i - it->first];
-    return nullptr;  // released
-  }
-  // A batch's records from i on: they stay where they are until the whole batch is released.
-  [[nodiscard]] std::span<const rt::trace::Record> run_from(std::size_t i) override {
-    if (at(i) == nullptr) return {};
-    for (auto it = batches_.rbegin(); it != batches_.rend(); ++it)
       if (i >= it->first) return std::span<const rt::trace::Record>(it->records).subspan(i - it->first);
-    return {};
+    return {};  // released
   }
   void release_before(std::size_t i) override {
     while (!batches_.empty() && batches_.front().first + batches_.front().records.size() <= i) {
