@@ -6,11 +6,14 @@
 #   zigzag-1024       spsim simulate bench/scale/zigzag-1024.json (llama3-8b attention, 4M tokens, fwd+bwd)
 #   allgather-kv-1024 spsim simulate bench/scale/allgather-kv-1024.json (the same workload)
 #   usp-8192          spsim simulate bench/scale/usp-8192.json (32M tokens on 1,024 nodes)
-# usage: bench/scale.sh [BUILD_DIR] [TIMEOUT_S per case, default 900] [CASE ...]
+# usage: [REPEAT=N] bench/scale.sh [BUILD_DIR] [TIMEOUT_S per run, default 900] [CASE ...]
 # A case past the timeout prints "timeout"; one that spsim refuses (the trace-memory guard) prints its
-# exit code and first error line.
+# exit code and first error line. This machine's speed moves by up to two times from hour to hour for
+# memory-bound work such as the replay: REPEAT=N runs each case N times in a row and prints the median
+# wall time with the range (min-max) and the largest peak.
 set -uo pipefail
-build=${1:-build} limit=${2:-900}
+build=${1:-build} limit=${2:-900} repeat=${REPEAT:-1}
+[[ "$repeat" =~ ^[1-9][0-9]*$ ]] || { echo "bench/scale.sh: REPEAT='$repeat' is not a whole number >= 1" >&2; exit 2; }
 shift $(($# > 2 ? 2 : $#))
 root=$(cd "$(dirname "$0")/.." && pwd)
 spsim="$build/spsim"
@@ -20,7 +23,7 @@ cases=("$@")
 ((${#cases[@]})) || cases=(allreduce-1024 allreduce-8192 zigzag-1024 allgather-kv-1024 usp-8192)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-18s %-16s %10s %10s  %s\n' case target wall_s peak_MB result
+printf '%-18s %-16s %22s %10s  %s\n' case target wall_s peak_MB result
 for c in "${cases[@]}"; do
   case "$c" in
     allreduce-1024) target="1 s, 300 MB" cmd=(collective --cluster dgx-h100 --nodes 128 --op all_reduce --algo ring --min-bytes 1G --max-bytes 1G) ;;
@@ -30,9 +33,18 @@ for c in "${cases[@]}"; do
     usp-8192) target="60 s" cmd=(simulate "$root/bench/scale/usp-8192.json") ;;
     *) echo "bench/scale.sh: unknown case '$c' (allreduce-1024, allreduce-8192, zigzag-1024, allgather-kv-1024, usp-8192)" >&2; exit 2 ;;
   esac
-  rc=0
-  /usr/bin/time -f '%e %M' -o "$out/time" timeout "$limit" "$spsim" "${cmd[@]}" >"$out/stdout" 2>"$out/stderr" || rc=$?
-  read -r wall kb < <(tail -1 "$out/time")
+  walls=() kb=0
+  for ((k = 0; k < repeat; ++k)); do
+    rc=0
+    /usr/bin/time -f '%e %M' -o "$out/time" timeout "$limit" "$spsim" "${cmd[@]}" >"$out/stdout" 2>"$out/stderr" || rc=$?
+    read -r w m < <(tail -1 "$out/time")
+    walls+=("$w")
+    ((m > kb)) && kb=$m
+    ((rc != 0)) && break
+  done
+  wall=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{a[NR] = $1} END {
+    m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+    if (NR == 1) print a[1]; else printf "%s (%s-%s)", m, a[1], a[NR]}')
   if ((rc == 124)); then
     result="timeout after $limit s"
   elif ((rc != 0)); then
@@ -42,5 +54,5 @@ for c in "${cases[@]}"; do
   else
     result="$(grep -m1 'step time' "$out/stdout" | awk '{print "step " $3 " " $4}')"
   fi
-  printf '%-18s %-16s %10s %10s  %s\n' "$c" "$target" "$wall" "$((kb / 1024))" "$result"
+  printf '%-18s %-16s %22s %10s  %s\n' "$c" "$target" "$wall" "$((kb / 1024))" "$result"
 done
