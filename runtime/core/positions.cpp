@@ -54,6 +54,7 @@ Positions Positions::range(std::int64_t first, std::int64_t count) {
 
 Positions Positions::of_runs(std::span<const Run> runs) {
   Positions p;
+  p.reserve(2 * runs.size());  // a run adds at most two (its first position may end the run before)
   for (const Run& r : runs)
     if (r.count > 0) p.push_run(r);
   return p;
@@ -75,6 +76,11 @@ Positions Positions::slice(std::int64_t begin, std::int64_t count) const {
       out.push_run({runs_[k].first + (lo - starts_[k]) * runs_[k].stride, runs_[k].stride, hi - lo});
   }
   return out;
+}
+
+void Positions::reserve(std::size_t runs) {
+  runs_.reserve(runs);
+  starts_.reserve(runs);
 }
 
 void Positions::push(std::int64_t p) {

@@ -56,6 +56,7 @@ class Positions {
   [[nodiscard]] std::vector<std::int64_t> expand() const;
 
  private:
+  void reserve(std::size_t runs);  // room for this many runs
   void push(std::int64_t p);    // one more position
   void push_run(const Run& r);  // count more positions (O(1))
 

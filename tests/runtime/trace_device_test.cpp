@@ -104,6 +104,13 @@ TEST_CASE("attention blocks: causal fraction, and a fully masked block is record
   // dk must have k's (smaller, GQA) batch; lse must be [bq, n]; the mask must cover the block.
   CHECK_THROWS_AS(dev.attention_block_backward(q, k, v, o, o, lse, dq, dq, dv, 0.5, Mask{}), RuntimeError);
   CHECK_THROWS_AS(dev.attention_block_forward(q, k, v, o, o, 0.5, Mask{}), RuntimeError);
+  // The shapes compared in place are named in full: lse is q's less its last dimension, o is q's with
+  // v's last.
+  CHECK_THROWS_WITH_AS(dev.attention_block_forward(q, k, v, o, o, 0.5, Mask{}),
+                       "attention_block_forward: lse is [4, 6, 4], expected [4, 6]", RuntimeError);
+  Tensor wide = dev.empty({bq, n, d + 1});
+  CHECK_THROWS_WITH_AS(dev.attention_block_forward(q, k, v, wide, lse, 0.5, Mask{}),
+                       "attention_block_forward: o is [4, 6, 5], expected [4, 6, 4]", RuntimeError);
   const auto short_pos = positions(0, n - 1);
   CHECK_THROWS_AS(dev.attention_block_forward(q, k, v, o, lse, 0.5, Mask{true, &short_pos, &diag}),
                   RuntimeError);
