@@ -13,7 +13,8 @@
 # wall time with the range (min-max) and the largest peak.
 set -uo pipefail
 build=${1:-build} limit=${2:-900} repeat=${REPEAT:-1}
-[[ "$repeat" =~ ^[1-9][0-9]*$ ]] || { echo "bench/scale.sh: REPEAT='$repeat' is not a whole number >= 1" >&2; exit 2; }
+[[ "$repeat" =~ ^[1-9][0-9]*$ ]] ||
+  { echo "bench/scale.sh: REPEAT='$repeat' is not a whole number >= 1" >&2; exit 2; }
 shift $(($# > 2 ? 2 : $#))
 root=$(cd "$(dirname "$0")/.." && pwd)
 spsim="$build/spsim"

@@ -79,7 +79,8 @@ void expect_drop_last(std::string_view op, const Tensor& t, const char* what, co
   if (!base.empty() && s.size() + 1 == base.size() && std::equal(s.begin(), s.end(), base.begin())) return;
   expect_shape(op, t, what, drop_last(base));
 }
-void expect_with_last(std::string_view op, const Tensor& t, const char* what, const Shape& base, std::int64_t last) {
+void expect_with_last(std::string_view op, const Tensor& t, const char* what, const Shape& base,
+                      std::int64_t last) {
   const Shape& s = t.shape();
   if (!base.empty() && s.size() == base.size() && std::equal(base.begin(), base.end() - 1, s.begin()) &&
       s.back() == last)
