@@ -8,9 +8,10 @@
 #   usp-8192          spsim simulate bench/scale/usp-8192.json (32M tokens on 1,024 nodes)
 # usage: [REPEAT=N] bench/scale.sh [BUILD_DIR] [TIMEOUT_S per run, default 900] [CASE ...]
 # A case past the timeout prints "timeout"; one that spsim refuses (the trace-memory guard) prints its
-# exit code and first error line. This machine's speed moves by up to two times from hour to hour for
-# memory-bound work such as the replay: REPEAT=N runs each case N times in a row and prints the median
-# wall time with the range (min-max) and the largest peak.
+# exit code and first error line. This machine's speed can move by more than two times within the hour
+# for memory-bound work such as the replay: REPEAT=N runs each case N times in a row and prints the
+# median wall time with the range (min-max) and the largest peak; a run that fails ends its case, and
+# its own time and error are printed.
 set -uo pipefail
 build=${1:-build} limit=${2:-900} repeat=${REPEAT:-1}
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] ||
@@ -39,17 +40,23 @@ for c in "${cases[@]}"; do
     rc=0
     /usr/bin/time -f '%e %M' -o "$out/time" timeout "$limit" "$spsim" "${cmd[@]}" >"$out/stdout" 2>"$out/stderr" || rc=$?
     read -r w m < <(tail -1 "$out/time")
-    walls+=("$w")
     ((m > kb)) && kb=$m
-    ((rc != 0)) && break
+    ((rc != 0)) && break  # a failed run's time goes into no median: it alone is printed
+    walls+=("$w")
   done
-  wall=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{a[NR] = $1} END {
-    m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-    if (NR == 1) print a[1]; else printf "%s (%s-%s)", m, a[1], a[NR]}')
+  if ((rc != 0)); then
+    wall=$w
+  else
+    wall=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{a[NR] = $1} END {
+      m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+      if (NR == 1) print a[1]; else printf "%s (%s-%s)", m, a[1], a[NR]}')
+  fi
+  run=""
+  ((repeat > 1)) && run=" (run $((k + 1)) of $repeat)"
   if ((rc == 124)); then
-    result="timeout after $limit s"
+    result="timeout after $limit s$run"
   elif ((rc != 0)); then
-    result="exit $rc: $(grep -m1 'error' "$out/stderr" | cut -c1-110)"
+    result="exit $rc$run: $(grep -m1 'error' "$out/stderr" | cut -c1-110)"
   elif [[ "${cmd[0]}" == collective ]]; then
     result="busbw $(awk 'NF >= 9 && $1 ~ /^[0-9]+$/ {print $NF " GB/s"}' "$out/stdout" | tail -1)"
   else

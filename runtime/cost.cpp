@@ -121,7 +121,8 @@ AttentionLaunch attention_launch(const AttentionDims& a, const Mask& mask, doubl
     return Seen::part;
   };
   // Scratch kept per thread: a trace records this for every block of a layout with several runs (a
-  // zigzag rank's two halves), and four allocations a block were a seventh of the producer's mallocs.
+  // zigzag rank's two halves), and four to six allocations a block were a seventh of the producer's
+  // mallocs.
   thread_local std::vector<unsigned char> row_kept, col_kept;
   thread_local std::vector<Run> kept_rows, kept_cols;
   row_kept.assign(rows.size(), 0);
